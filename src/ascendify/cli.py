@@ -1,0 +1,114 @@
+"""The ``ascendify`` command line.
+
+``scan``, ``fix``, ``rules`` and ``rule`` live here; the other commands are
+loaded lazily from their capability packages so start-up stays fast.
+Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import traceback
+from typing import Optional
+
+import click
+
+from ascendify import __version__
+from ascendify.errors import AscendifyError
+
+LAZY_COMMANDS = {
+    "ops": ("ascendify.kb.cli", "ops", "Look up NPU support for an aten op or torch API, per torch_npu release."),
+    "probe": ("ascendify.probe.cli", "probe", "Run a model or script on the CPU and classify every aten op it dispatches."),
+    "doctor": ("ascendify.doctor.cli", "doctor", "Check the torch / torch_npu / CANN / driver / chip stack."),
+    "diagnose": ("ascendify.diagnose.cli", "diagnose", "Find the cause and fix of errors in NPU logs."),
+    "profile": ("ascendify.profile.cli", "profile", "Read a torch_npu profiler folder: slow ops, AI_CPU, step time."),
+    "export": ("ascendify.export.cli", "export", "Export ONNX for ATC and print the matching atc command."),
+    "baseline": ("ascendify.compare.cli", "baseline", "Record PyTorch or ONNX outputs over a data folder."),
+    "compare": ("ascendify.compare.cli", "compare", "Compare outputs against a baseline (cosine similarity, errors)."),
+    "migrate": ("ascendify.report.cli", "migrate", "Scan, fix into a copy, and write an HTML migration report."),
+    "report": ("ascendify.report.cli", "report", "Render an HTML report from JSON results."),
+}
+
+
+class AscendifyGroup(click.Group):
+    """A group whose extra commands are imported only when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        cmd = super().get_command(ctx, name)
+        if cmd is not None or name not in LAZY_COMMANDS:
+            return cmd
+        module, attr, help_text = LAZY_COMMANDS[name]
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            if os.environ.get("ASCENDIFY_DEBUG"):
+                raise
+
+            @click.command(name, help=help_text, context_settings={"ignore_unknown_options": True})
+            @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+            def unavailable(args: tuple) -> None:
+                raise AscendifyError(f"'ascendify {name}' is not available in this installation ({exc})")
+
+            return unavailable
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in LAZY_COMMANDS:
+                rows.append((name, LAZY_COMMANDS[name][2]))
+            else:
+                cmd = super().get_command(ctx, name)
+                rows.append((name, cmd.get_short_help_str(70) if cmd else ""))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=AscendifyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="ascendify")
+def cli() -> None:
+    """Move a CUDA PyTorch project to Huawei Ascend NPUs (torch_npu + CANN).
+
+    Start with `ascendify scan PATH`, then `ascendify fix PATH --diff`.
+    """
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """Console-script entry point: one-line errors, never a traceback (exit 2)."""
+    try:
+        rc = cli.main(args=argv, prog_name="ascendify", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("ascendify: aborted", err=True)
+        sys.exit(2)
+    except AscendifyError as exc:
+        click.echo(f"ascendify: error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("ascendify: interrupted", err=True)
+        sys.exit(2)
+    except BrokenPipeError:
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - last line of defence
+        if os.environ.get("ASCENDIFY_DEBUG"):
+            traceback.print_exc()
+        click.echo(
+            f"ascendify: internal error: {type(exc).__name__}: {exc} "
+            "(please report it; rerun with ASCENDIFY_DEBUG=1 for the traceback)",
+            err=True,
+        )
+        sys.exit(2)
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+# The scan/fix/rules commands register themselves on import.
+from ascendify.scan import cli as _scan_cli  # noqa: E402,F401

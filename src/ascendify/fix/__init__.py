@@ -1,0 +1,1 @@
+"""Rewriting: apply the fixes that scan findings carry, with LibCST."""

@@ -1,0 +1,161 @@
+"""Render findings as text (ruff/flake8 shape), JSON, SARIF 2.1.0 or CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Optional
+
+from ascendify import __version__
+from ascendify.rules.registry import load_rules
+from ascendify.scan.finding import Finding
+
+FORMATS = ("text", "json", "sarif", "csv")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"error": "error", "silent": "error", "warning": "warning", "info": "note"}
+_COLOURS = {"error": "red", "silent": "magenta", "warning": "yellow", "info": "cyan"}
+
+
+def location(f: Finding) -> str:
+    """``path:line:col`` (col 1-based); notebooks: ``path:cell N:line:col``."""
+    if f.cell is not None:
+        return f"{f.path}:cell {f.cell}:{f.cell_line}:{f.col + 1}"
+    return f"{f.path}:{f.line}:{f.col + 1}"
+
+
+def text_line(f: Finding, colour: bool = False) -> str:
+    """One finding as ``path:line:col: CODE [*] message`` (``[*]`` = auto-fixable)."""
+    mark = " [*]" if f.fix is not None and f.fix.safe else (" [-]" if f.fix is not None else "")
+    if not colour:
+        return f"{location(f)}: {f.code}{mark} {f.message}"
+    import click
+
+    return (
+        f"{click.style(location(f), bold=True)}: "
+        f"{click.style(f.code, fg=_COLOURS.get(f.severity, 'white'), bold=True)}{mark} {f.message}"
+    )
+
+
+def render_text(findings: list[Finding], summary: dict[str, Any], colour: bool = False, show_summary: bool = True) -> str:
+    out = [text_line(f, colour) for f in findings]
+    if show_summary:
+        if findings:
+            out.append("")
+        out.extend(summary_text(summary))
+    return "\n".join(out) + "\n"
+
+
+def summary_text(s: dict[str, Any]) -> list[str]:
+    if not s["findings"]:
+        return [f"All clear: {s['files_scanned']} file(s) scanned, no findings."]
+    sev = ", ".join(f"{n} {k}" for k, n in s["by_severity"].items() if n)
+    cat = ", ".join(f"{k} {n}" for k, n in s["by_category"].items())
+    lines = [
+        f"Found {s['findings']} finding(s) in {sum(1 for f in s['files'] if f['findings'])} of {s['files_scanned']} file(s): {sev}.",
+        f"By category: {cat}.",
+        f"Auto-fixable: {s['fixable']} ({s['fixable_share']:.0%}); {s['fixable_safe']} with safe fixes [*], the rest with --unsafe-fixes [-].",
+        "Effort per file:",
+    ]
+    for f in s["files"]:
+        if f["findings"]:
+            lines.append(f"  {f['effort']:<6} {f['path']}: {f['effort_reason']}")
+    return lines
+
+
+def render_json(findings: list[Finding], summary: dict[str, Any], settings: Optional[dict] = None) -> str:
+    doc = {
+        "tool": "ascendify",
+        "version": __version__,
+        "settings": settings or {},
+        "findings": [f.to_dict() for f in findings],
+        "summary": summary,
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_sarif(findings: list[Finding]) -> str:
+    """SARIF 2.1.0 log with one run; rules carry their pages as help text."""
+    rules = load_rules()
+    used = sorted({f.code for f in findings})
+    index = {c: i for i, c in enumerate(used)}
+    driver_rules = []
+    for code in used:
+        r = rules[code]
+        driver_rules.append(
+            {
+                "id": code,
+                "name": r.name,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.why.strip()},
+                "help": {"text": f"{r.why.strip()}\n\nFix: {r.fix.strip()}\n\nSource: {r.source.strip()}",
+                         "markdown": rule_markdown(r)},
+                "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+                "properties": {"category": r.category, "severity": r.severity, "tags": [r.category]},
+            }
+        )
+    results = []
+    for f in findings:
+        region = {"startLine": f.line, "startColumn": f.col + 1, "endLine": f.end_line, "endColumn": f.end_col + 1}
+        res: dict[str, Any] = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"}, "region": region}}],
+            "properties": {"severity": f.severity, "category": f.category, "fixable": f.fix is not None},
+        }
+        if f.cell is not None:
+            res["properties"]["cell"] = f.cell
+            res["properties"]["cellLine"] = f.cell_line
+        results.append(res)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "ascendify", "version": __version__, "semanticVersion": __version__,
+                                    "informationUri": "https://github.com/ascendify/ascendify", "rules": driver_rules}},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": "./"}},
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+CSV_HEADER = ("file", "start_line", "end_line", "code", "operation", "message")
+
+
+def render_csv(findings: list[Finding]) -> str:
+    """The change list: one row per finding; ``operation`` is the fix's, or ``manual``."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_HEADER)
+    for f in findings:
+        op = f.fix.operation if f.fix is not None else "manual"
+        w.writerow((f.path, f.line, f.end_line, f.code, op, f.message))
+    return buf.getvalue()
+
+
+def rule_markdown(r) -> str:
+    """A rule's page in Markdown (also used by ``ascendify rule CODE --format markdown``)."""
+    fixable = {"safe": "Yes (safe fix).", "unsafe": "Yes, with `--unsafe-fixes` (review the change).", "": "No; change it by hand."}[r.fixable]
+    parts = [
+        f"# {r.code} {r.name}",
+        "",
+        f"**Category:** {r.category} · **Severity:** {r.severity} · **Auto-fix:** {fixable}",
+        "",
+        f"## What it finds\n\n{r.summary.strip()}",
+        f"## Why it matters on NPU\n\n{r.why.strip()}",
+        f"## Example\n\n```python\n{r.example.strip()}\n```",
+    ]
+    if r.fixed_example.strip():
+        parts.append(f"Fixed (`--target npu`):\n\n```python\n{r.fixed_example.strip()}\n```")
+    parts.append(f"## Fix\n\n{r.fix.strip()}")
+    src = r.source.strip()
+    if not r.verified:
+        src += "\n\n*Unverified: no public source confirms this NPU behaviour yet; treat it as advice.*"
+    parts.append(f"## Source\n\n{src}")
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,81 @@
+"""Scan summary: counts per file, category and severity, share auto-fixable, effort per file."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from ascendify.scan.finding import SEVERITIES, Finding
+
+EFFORTS = ("none", "low", "medium", "high")
+
+
+def file_effort(findings: list[Finding]) -> tuple[str, str]:
+    """(effort, reasoning) for one file's findings.
+
+    none: nothing to change.  low: every finding has an automatic fix, or only
+    a few info/warning findings remain.  medium: up to 5 error/silent findings
+    need a person, or many warnings.  high: more than 5 error/silent findings
+    need a person, a parse error, or third-party CUDA code (kernels, CUDA-only
+    libraries) that has to be replaced.
+    """
+    if not findings:
+        return "none", "no findings"
+    n = len(findings)
+    manual = [f for f in findings if f.fix is None]
+    manual_severe = [f for f in manual if f.severity in ("error", "silent")]
+    ext = [f for f in manual if f.category in ("third-party", "parse")]
+    auto = n - len(manual)
+    head = f"{n} finding{'s' * (n != 1)}, {auto} auto-fixable"
+    if ext:
+        codes = sorted({f.code for f in ext})
+        return "high", f"{head}; {len(ext)} need replacing CUDA-only code or fixing the file ({', '.join(codes)})"
+    if len(manual_severe) > 5:
+        return "high", f"{head}; {len(manual_severe)} error/silent findings need manual changes"
+    if manual_severe:
+        return "medium", f"{head}; {len(manual_severe)} error/silent finding{'s' * (len(manual_severe) != 1)} need manual changes"
+    if len(manual) > 5:
+        return "medium", f"{head}; {len(manual)} warnings/info to review by hand"
+    if manual:
+        return "low", f"{head}; {len(manual)} warning/info finding{'s' * (len(manual) != 1)} to review"
+    return "low", f"{head}; all fixed by `ascendify fix`"
+
+
+def summarize(findings: list[Finding], files: list[str], lines: dict | None = None) -> dict[str, Any]:
+    """The summary dict shared by text and JSON output (schema in docs/output.md)."""
+    per_file: dict[str, list[Finding]] = defaultdict(list)
+    for f in findings:
+        per_file[f.path].append(f)
+    by_sev = Counter(f.severity for f in findings)
+    by_cat = Counter(f.category for f in findings)
+    by_code = Counter(f.code for f in findings)
+    fixable = sum(1 for f in findings if f.fix is not None)
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.safe)
+    files_out = []
+    for path in sorted(set(files) | set(per_file)):
+        fs = per_file.get(path, [])
+        effort, why = file_effort(fs)
+        files_out.append(
+            {
+                "path": path,
+                "lines": (lines or {}).get(path),
+                "findings": len(fs),
+                "fixable": sum(1 for f in fs if f.fix is not None),
+                "by_severity": {s: c for s, c in Counter(f.severity for f in fs).items()},
+                "effort": effort,
+                "effort_reason": why,
+            }
+        )
+    return {
+        "files_scanned": len(files),
+        "lines_scanned": sum((lines or {}).values()),
+        "findings": len(findings),
+        "fixable": fixable,
+        "fixable_safe": safe,
+        "fixable_share": round(fixable / len(findings), 3) if findings else 0.0,
+        "by_severity": {s: by_sev.get(s, 0) for s in reversed(SEVERITIES)},
+        "by_category": dict(sorted(by_cat.items())),
+        "by_code": dict(sorted(by_code.items())),
+        "effort": dict(Counter(f["effort"] for f in files_out)),
+        "files": files_out,
+    }

@@ -1,0 +1,1 @@
+"""Scan rules: metadata in ``data/*.toml`` (one file per category), checks in ``checks/``."""

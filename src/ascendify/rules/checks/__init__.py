@@ -1,0 +1,1 @@
+"""Check implementations, one module per category; each registers with ``registry.check``."""

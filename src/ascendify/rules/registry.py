@@ -1,0 +1,156 @@
+"""Rule metadata (from ``rules/data/*.toml``) and the registry of check functions.
+
+Each rule is documented in data, like ruff's rule pages: what it finds, why it
+matters on NPU, an example, the fix, and the source of the NPU fact.  The check
+that implements a rule is a function registered with :func:`check` (called
+for each AST node of the given types) or :func:`file_check` (called once per
+file, after the walk).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Callable, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ascendify import __version__
+
+CATEGORIES = {
+    "SYN": "parse",
+    "DEV": "device",
+    "IMP": "torch_npu-import",
+    "DST": "distributed",
+    "AMP": "amp",
+    "DTY": "dtype",
+    "OPS": "operators",
+    "DYN": "dynamic-shapes",
+    "MEM": "memory",
+    "EXT": "third-party",
+    "CMP": "compile",
+}
+"""Code prefix → category name.  A rule's code is its prefix plus three digits."""
+
+FIELDS = ("code", "name", "severity", "message", "summary", "why", "example", "fix", "source")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule's page.
+
+    ``fixable`` is ``"safe"``, ``"unsafe"`` or ``""`` (no automatic fix).
+    ``verified`` is False when the NPU fact behind the rule is not confirmed
+    by a cited public source (the page then says so).
+    """
+
+    code: str
+    name: str
+    severity: str
+    message: str
+    summary: str
+    why: str
+    example: str
+    fix: str
+    source: str
+    fixable: str = ""
+    verified: bool = True
+    fixed_example: str = ""
+
+    @property
+    def prefix(self) -> str:
+        return self.code[:3]
+
+    @property
+    def category(self) -> str:
+        return CATEGORIES[self.prefix]
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> dict[str, Rule]:
+    """All rules, keyed by code, in code order.  Raises ``ValueError`` on bad data."""
+    rules: dict[str, Rule] = {}
+    data_dir = resources.files("ascendify.rules").joinpath("data")
+    for entry in sorted(data_dir.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".toml"):
+            continue
+        doc = tomllib.loads(entry.read_text(encoding="utf-8"))
+        for raw in doc.get("rule", []):
+            missing = [f for f in FIELDS if f not in raw]
+            if missing:
+                raise ValueError(f"{entry.name}: rule {raw.get('code', '?')} lacks {', '.join(missing)}")
+            r = Rule(**raw)
+            if r.prefix not in CATEGORIES or len(r.code) != 6 or not r.code[3:].isdigit():
+                raise ValueError(f"{entry.name}: bad rule code {r.code!r}")
+            if r.code in rules:
+                raise ValueError(f"{entry.name}: duplicate rule code {r.code}")
+            rules[r.code] = r
+    return dict(sorted(rules.items()))
+
+
+@lru_cache(maxsize=1)
+def ruleset_version() -> str:
+    """Hash of the package version and all rule data and check sources (for the cache)."""
+    h = hashlib.sha256(__version__.encode())
+    for pkg in ("ascendify.rules.data", "ascendify.rules.checks"):
+        base = resources.files(pkg.rsplit(".", 1)[0]).joinpath(pkg.rsplit(".", 1)[1])
+        for entry in sorted(base.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith((".toml", ".py", ".json")):
+                h.update(entry.name.encode())
+                h.update(entry.read_bytes())
+    for mod in ("scan/context.py", "scan/engine.py"):
+        h.update(resources.files("ascendify").joinpath(mod).read_bytes())
+    return h.hexdigest()[:16]
+
+
+NodeCheck = Callable[..., None]
+NODE_CHECKS: dict[str, list[tuple[tuple[type, ...], NodeCheck]]] = {}
+FILE_CHECKS: dict[str, list[NodeCheck]] = {}
+
+
+def check(code: str, *node_types: type) -> Callable[[NodeCheck], NodeCheck]:
+    """Register ``fn(node, ctx)`` as (part of) rule ``code``'s check for these AST node types."""
+
+    def deco(fn: NodeCheck) -> NodeCheck:
+        NODE_CHECKS.setdefault(code, []).append((node_types, fn))
+        return fn
+
+    return deco
+
+
+def file_check(code: str) -> Callable[[NodeCheck], NodeCheck]:
+    """Register ``fn(ctx)`` as rule ``code``'s whole-file check (runs after the walk)."""
+
+    def deco(fn: NodeCheck) -> NodeCheck:
+        FILE_CHECKS.setdefault(code, []).append(fn)
+        return fn
+
+    return deco
+
+
+_loaded = False
+
+
+def load_checks() -> None:
+    """Import every module in ``rules/checks`` (which registers their checks)."""
+    global _loaded
+    if _loaded:
+        return
+    import importlib
+    import pkgutil
+
+    from ascendify.rules import checks
+
+    for info in pkgutil.iter_modules(checks.__path__):
+        importlib.import_module(f"ascendify.rules.checks.{info.name}")
+    _loaded = True
+
+
+def get_rule(code: str) -> Optional[Rule]:
+    return load_rules().get(code.upper())

@@ -1,0 +1,1 @@
+"""Static analysis of a CUDA PyTorch project: files → findings (stdlib ``ast``)."""

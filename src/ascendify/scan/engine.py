@@ -1,0 +1,419 @@
+"""The scan engine: find files, parse each once with ``ast``, walk it once,
+dispatch every node to the checks registered for its type, collect findings.
+
+Files are scanned in parallel (processes) and results cached by content hash,
+rule-set version and settings, so re-scanning an unchanged tree is cheap.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import tempfile
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Optional
+
+from ascendify.config import Settings
+from ascendify.rules.registry import FILE_CHECKS, NODE_CHECKS, Rule, load_checks, load_rules, ruleset_version
+from ascendify.scan.context import FileContext
+from ascendify.scan.finding import Edit, Finding, Fix
+from ascendify.scan.source import SourceFile, SourceProblem, read_source
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+
+
+class RuleContext(FileContext):
+    """A :class:`FileContext` plus the reporting API that checks call."""
+
+    def __init__(self, tree: ast.Module, src: SourceFile, rel_path: str, settings: Settings, rules: dict[str, Rule]):
+        super().__init__(tree, src.text)
+        self.src = src
+        self.path = rel_path
+        self.settings = settings
+        self.rules = rules
+        self.findings: list[Finding] = []
+        self.current_code = ""
+        self._seen: set = set()
+
+    # ------------------------------------------------------------ positions
+    def char_col(self, line: int, byte_col: int) -> int:
+        """Convert an ``ast`` UTF-8 byte column on ``line`` (1-based) to a character column."""
+        if line < 1 or line > len(self.lines):
+            return byte_col
+        text = self.lines[line - 1]
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+        """((line, col), (end_line, end_col)) of ``node`` in characters (LibCST convention)."""
+        end_line = getattr(node, "end_lineno", None) or node.lineno
+        end_col = getattr(node, "end_col_offset", None)
+        if end_col is None:
+            end_col = node.col_offset
+        return (node.lineno, self.char_col(node.lineno, node.col_offset)), (end_line, self.char_col(end_line, end_col))
+
+    # ------------------------------------------------------------ edits
+    def replace(self, node: ast.AST, text: str) -> Edit:
+        """Edit replacing expression ``node`` with the code ``text``."""
+        start, end = self.span(node)
+        return Edit("replace", text, start, end)
+
+    def rename_attr(self, node: ast.Attribute, new_attr: str) -> Edit:
+        """Edit renaming the attribute of ``node`` (``x.cuda`` → ``x.npu``), keeping ``x`` as written."""
+        start, end = self.span(node)
+        return Edit("attr", new_attr, start, end)
+
+    def replace_string(self, node: ast.Constant, new_value: str) -> Edit:
+        """Edit replacing a string literal's value, keeping its quote style and prefix."""
+        start, end = self.span(node)
+        return Edit("string", new_value, start, end)
+
+    def add_keyword(self, call: ast.Call, text: str) -> Edit:
+        """Edit appending the keyword argument ``text`` (e.g. ``map_location="cpu"``) to ``call``."""
+        start, end = self.span(call)
+        return Edit("add_arg", text, start, end)
+
+    def set_args(self, call: ast.Call, text: str) -> Edit:
+        """Edit replacing all arguments of ``call`` by ``text`` (e.g. ``DEVICE_TYPE, non_blocking=True``)."""
+        start, end = self.span(call)
+        return Edit("set_args", text, start, end)
+
+    def args_text(self, call: ast.Call) -> list[str]:
+        """Source text of each argument of ``call`` (positional, then keywords as written)."""
+        out = [self.segment(a) for a in call.args]
+        for k in call.keywords:
+            out.append(f"{k.arg}={self.segment(k.value)}" if k.arg else f"**{self.segment(k.value)}")
+        return out
+
+    @staticmethod
+    def add_import(stmt: str = "import torch_npu") -> Edit:
+        """Edit ensuring ``stmt`` is imported after the file's torch imports."""
+        return Edit("add_import", stmt)
+
+    @staticmethod
+    def add_prelude(stmt: str) -> Edit:
+        """Edit ensuring the statement ``stmt`` exists right after the imports."""
+        return Edit("add_prelude", stmt)
+
+    # ------------------------------------------------------------ reporting
+    def report(
+        self,
+        node: Optional[ast.AST],
+        fix: Optional[Fix] = None,
+        *,
+        code: Optional[str] = None,
+        severity: Optional[str] = None,
+        message: Optional[str] = None,
+        **fmt: object,
+    ) -> None:
+        """Record a finding of the current rule at ``node``.
+
+        The message is the rule's ``message`` template formatted with ``fmt``
+        unless ``message`` is given.  A second report of the same rule at the
+        same place is dropped.
+        """
+        code = code or self.current_code
+        rule = self.rules[code]
+        if node is None:
+            (line, col), (end_line, end_col) = (1, 0), (1, 0)
+        else:
+            (line, col), (end_line, end_col) = self.span(node)
+        key = (code, line, col)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        text = message if message is not None else rule.message.format(**fmt)
+        self.findings.append(
+            Finding(code, text, self.path, line, col, end_line, end_col, severity or rule.severity, rule.category, fix)
+        )
+
+
+@dataclass
+class Dispatch:
+    """Node type → checks, for the enabled rules of one settings object."""
+
+    by_type: dict
+    file_checks: list
+    rules: dict
+
+    @classmethod
+    def build(cls, settings: Settings, rel_path: str = "") -> "Dispatch":
+        load_checks()
+        rules = load_rules()
+        by_type: dict[type, list] = {}
+        file_checks = []
+        for code, entries in NODE_CHECKS.items():
+            if code in rules and settings.enabled(code, rel_path):
+                for types, fn in entries:
+                    for t in types:
+                        by_type.setdefault(t, []).append((code, fn))
+        for code, fns in FILE_CHECKS.items():
+            if code in rules and settings.enabled(code, rel_path):
+                file_checks.extend((code, fn) for fn in fns)
+        return cls(by_type, file_checks, rules)
+
+
+def _noqa_map(lines: list[str]) -> dict[int, Optional[frozenset]]:
+    """Line → codes suppressed there (None = all, bare ``# noqa``)."""
+    out: dict[int, Optional[frozenset]] = {}
+    for i, line in enumerate(lines, 1):
+        if "noqa" not in line and "NOQA" not in line:
+            continue
+        m = _NOQA.search(line)
+        if m:
+            codes = m.group("codes")
+            out[i] = frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c) if codes else None
+    return out
+
+
+def _problem_finding(problem: SourceProblem, rel_path: str, rules: dict) -> Finding:
+    rule = rules[problem.code]
+    return Finding(problem.code, problem.message, rel_path, problem.line, problem.col, problem.line, problem.col, rule.severity, rule.category)
+
+
+def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch: Optional[Dispatch] = None) -> list[Finding]:
+    """All findings for one decoded source.  Syntax errors become a SYN001 finding.
+
+    Notebook findings get ``cell`` and ``cell_line`` set.
+    """
+    if dispatch is None or settings.per_file_ignores:
+        dispatch = Dispatch.build(settings, rel_path)
+    rules = dispatch.rules
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes in user code
+            tree = ast.parse(src.text, filename=rel_path, type_comments=False)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        if src.is_notebook:
+            cell, cell_line = src.cell_of(line)
+            where = f" (cell {cell}, line {cell_line})" if cell else ""
+        else:
+            where = ""
+        hint = " — Python 2 code? port it to Python 3 first" if "print" in (exc.text or "") and "Missing parentheses" in str(exc.msg) else ""
+        f = Finding("SYN001", f"syntax error: {exc.msg}{where}{hint}", rel_path, line, max((exc.offset or 1) - 1, 0), line, max((exc.offset or 1) - 1, 0), "error", "parse")
+        if src.is_notebook:
+            f.cell, f.cell_line = src.cell_of(line)
+        return [f] if settings.enabled("SYN001", rel_path) else []
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        f = Finding("SYN001", f"cannot parse: {exc}", rel_path, 1, 0, 1, 0, "error", "parse")
+        return [f] if settings.enabled("SYN001", rel_path) else []
+
+    ctx = RuleContext(tree, src, rel_path, settings, rules)
+    by_type = dispatch.by_type
+    stack: list[ast.AST] = [tree]
+    pop, push, children = stack.pop, stack.append, ast.iter_child_nodes
+    while stack:
+        node = pop()
+        for child in children(node):
+            child._asc_parent = node  # type: ignore[attr-defined]
+            push(child)
+        fns = by_type.get(type(node))
+        if fns:
+            for code, fn in fns:
+                ctx.current_code = code
+                fn(node, ctx)
+    for code, fn in dispatch.file_checks:
+        ctx.current_code = code
+        fn(ctx)
+
+    noqa = _noqa_map(ctx.lines)
+    out = []
+    for f in ctx.findings:
+        supp = noqa.get(f.line, False) if noqa else False
+        if supp is None or (supp and f.code in supp):
+            continue
+        if src.is_notebook:
+            f.cell, f.cell_line = src.cell_of(f.line)
+        out.append(f)
+    out.sort(key=Finding.sort_key)
+    return out
+
+
+# ---------------------------------------------------------------------- files
+@dataclass
+class FileEntry:
+    path: str  # as opened
+    rel: str  # as displayed
+
+
+def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str, str], None]) -> list[FileEntry]:
+    """Expand files and folders to ``.py``/``.ipynb`` files, honouring excludes.
+
+    Symlinked folders are followed once (loops detected by real path).
+    ``on_problem(path, message)`` is told about missing paths and loops.
+    """
+    seen_real: set[str] = set()
+    out: list[FileEntry] = []
+    cwd = os.getcwd()
+
+    def rel(p: str) -> str:
+        ap = os.path.abspath(p)
+        try:
+            r = os.path.relpath(ap, cwd)
+        except ValueError:
+            return ap
+        return ap if r.startswith("..") else r
+
+    for given in paths:
+        if not os.path.lexists(given):
+            on_problem(given, "no such file or folder")
+            continue
+        if os.path.isfile(given):
+            real = os.path.realpath(given)
+            if real not in seen_real:
+                seen_real.add(real)
+                out.append(FileEntry(given, rel(given)))
+            continue
+        if not os.path.isdir(given):
+            on_problem(given, "not a file or folder (broken symlink?)")
+            continue
+        root_real = os.path.realpath(given)
+        dirs_seen = {root_real}
+        for dirpath, dirnames, filenames in os.walk(given, followlinks=True, onerror=lambda e: on_problem(e.filename or given, f"cannot list folder: {e.strerror}")):
+            keep = []
+            for d in sorted(dirnames):
+                full = os.path.join(dirpath, d)
+                if settings.is_excluded(os.path.relpath(full, given)) or settings.is_excluded(d):
+                    continue
+                real = os.path.realpath(full)
+                if real in dirs_seen:
+                    on_problem(full, "symlink loop (folder already scanned); skipped")
+                    continue
+                dirs_seen.add(real)
+                keep.append(d)
+            dirnames[:] = keep
+            for fn in sorted(filenames):
+                if not fn.endswith((".py", ".ipynb")):
+                    continue
+                full = os.path.join(dirpath, fn)
+                if settings.is_excluded(os.path.relpath(full, given)):
+                    continue
+                if os.path.islink(full) and not os.path.exists(full):
+                    on_problem(full, "broken symlink; skipped")
+                    continue
+                real = os.path.realpath(full)
+                if real in seen_real:
+                    continue
+                seen_real.add(real)
+                out.append(FileEntry(full, rel(full)))
+    return out
+
+
+# ---------------------------------------------------------------------- cache
+def default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ascendify")
+
+
+class Cache:
+    """Findings by (content hash, path, rule-set version, settings) in one JSON file per source."""
+
+    def __init__(self, directory: Optional[str], settings: Settings):
+        self.dir = os.path.join(directory, ruleset_version()) if directory else None
+        self.salt = settings.cache_key()
+
+    def key(self, data: bytes, rel: str) -> str:
+        h = hashlib.sha256(self.salt.encode())
+        h.update(rel.encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+        h.update(data)
+        return h.hexdigest()
+
+    def get(self, key: str) -> Optional[list[Finding]]:
+        if not self.dir:
+            return None
+        try:
+            with open(os.path.join(self.dir, key[:2], key + ".json"), encoding="utf-8") as fh:
+                return [Finding.from_dict(d) for d in json.load(fh)]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        if not self.dir:
+            return
+        d = os.path.join(self.dir, key[:2])
+        try:
+            os.makedirs(d, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump([f.to_dict() for f in findings], fh)
+            os.replace(tmp, os.path.join(d, key + ".json"))
+        except OSError:
+            pass  # a cache that cannot be written is not an error
+
+
+# ---------------------------------------------------------------------- scanning
+@dataclass
+class ScanResult:
+    findings: list = field(default_factory=list)
+    files: list = field(default_factory=list)  # rel paths scanned
+    lines: dict = field(default_factory=dict)  # rel path -> line count
+    problems: list = field(default_factory=list)  # (path, message) outside any file
+    cached: int = 0
+
+
+_worker_state: dict = {}
+
+
+def _init_worker(settings: Settings, cache_dir: Optional[str]) -> None:
+    _worker_state["settings"] = settings
+    _worker_state["dispatch"] = Dispatch.build(settings)
+    _worker_state["cache"] = Cache(cache_dir, settings)
+
+
+def _scan_one(entry: FileEntry) -> tuple[str, list[Finding], int, bool]:
+    settings: Settings = _worker_state["settings"]
+    cache: Cache = _worker_state["cache"]
+    dispatch: Dispatch = _worker_state["dispatch"]
+    src = read_source(entry.path)
+    if isinstance(src, SourceProblem):
+        if not settings.enabled(src.code, entry.rel):
+            return entry.rel, [], 0, False
+        return entry.rel, [_problem_finding(src, entry.rel, dispatch.rules)], 0, False
+    nlines = src.text.count("\n") + 1
+    key = cache.key(src.raw, entry.rel)
+    hit = cache.get(key)
+    if hit is not None:
+        return entry.rel, hit, nlines, True
+    findings = analyze_source(src, entry.rel, settings, dispatch)
+    cache.put(key, findings)
+    return entry.rel, findings, nlines, False
+
+
+def scan_files(
+    entries: list[FileEntry],
+    settings: Settings,
+    cache_dir: Optional[str] = None,
+    jobs: Optional[int] = None,
+    progress: Optional[Callable[[int], None]] = None,
+) -> ScanResult:
+    """Scan ``entries``; ``jobs`` processes (default: CPU count; 1 = in-process)."""
+    result = ScanResult()
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(entries) >= 16:
+        chunk = max(1, len(entries) // (jobs * 8))
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache_dir)) as ex:
+            outputs: Iterator = ex.map(_scan_one, entries, chunksize=chunk)
+            _collect(outputs, result, progress)
+    else:
+        _init_worker(settings, cache_dir)
+        _collect(map(_scan_one, entries), result, progress)
+    result.findings.sort(key=Finding.sort_key)
+    return result
+
+
+def _collect(outputs: Iterable, result: ScanResult, progress: Optional[Callable[[int], None]]) -> None:
+    for rel, findings, nlines, cached in outputs:
+        result.files.append(rel)
+        result.lines[rel] = nlines
+        result.findings.extend(findings)
+        result.cached += cached
+        if progress:
+            progress(1)

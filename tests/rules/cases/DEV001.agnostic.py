@@ -1,0 +1,11 @@
+import torch
+import torch.nn as nn
+
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+
+model = nn.Linear(2, 2).to(DEVICE_TYPE)  # expect: DEV001
+x = torch.ones(2).to(DEVICE_TYPE, non_blocking=True)  # expect: DEV001
+y = (x  # expect: DEV001
+     .to(DEVICE_TYPE))
+z = x.to(f"{DEVICE_TYPE}:{0}")  # expect: DEV001
+w = x.cuda()  # noqa: DEV001

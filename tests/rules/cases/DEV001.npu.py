@@ -1,0 +1,10 @@
+import torch
+import torch.nn as nn
+import torch_npu
+
+model = nn.Linear(2, 2).npu()  # expect: DEV001
+x = torch.ones(2).npu(non_blocking=True)  # expect: DEV001
+y = (x  # expect: DEV001
+     .npu())
+z = x.npu(0)  # expect: DEV001
+w = x.cuda()  # noqa: DEV001
