@@ -97,7 +97,7 @@ class Settings:
     def cache_key(self) -> str:
         """Hash of the settings that change findings (not output or exit options)."""
         d = asdict(self)
-        for k in ("fail_on", "config_file", "exclude", "extend_exclude", "per_file_ignores"):
+        for k in ("fail_on", "config_file", "exclude", "extend_exclude"):
             d.pop(k)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -18,7 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ascendify.scan.finding import Edit, Finding, Fix
 from ascendify.scan.source import SourceFile
 
-_POS_KINDS = ("replace", "attr", "add_arg", "set_args")
+_POS_KINDS = ("replace", "attr", "add_arg", "set_args", "string")
 
 
 @dataclass
@@ -111,6 +111,18 @@ class _Rewriter(cst.CSTTransformer):
                 return None
             new_args = cst.parse_expression(f"f({edit.text})").args  # type: ignore[attr-defined]
             return node.with_changes(args=new_args)
+        if edit.kind == "string":  # new value for a plain string literal, same prefix and quotes
+            if not isinstance(node, cst.SimpleString) or "b" in node.prefix.lower():
+                return None
+            quote, body = node.quote, edit.text
+            if "r" not in node.prefix.lower():
+                body = body.replace("\\", "\\\\")
+            elif "\\" in body or quote[0] in body:
+                return None
+            body = body.replace(quote[0], "\\" + quote[0]) if len(quote) == 1 else body
+            if len(quote) == 1 and "\n" in body:
+                body = body.replace("\n", "\\n")
+            return node.with_changes(value=f"{node.prefix}{quote}{body}{quote}")
         if edit.kind == "replace":
             new = cst.parse_expression(edit.text)
             if getattr(node, "lpar", None) and hasattr(new, "lpar"):
@@ -256,7 +268,7 @@ def apply_fixes(src: SourceFile, findings: list[Finding], unsafe: bool = False) 
             chosen = [f for f in chosen if id(f) in placed]
             skipped += [(f, "could not locate the code to rewrite") for f in missing]
             new_text, placed = _transform(src.text, chosen) if chosen else (src.text, set())
-    except (cst.ParserSyntaxError, ValueError, TypeError, RecursionError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a failing rewrite must not stop the run
         return FixOutcome(src.text, [], skipped + [(f, "rewrite failed") for f in chosen], f"cannot rewrite: {str(exc).splitlines()[0]}")
     try:
         ast.parse(new_text)
