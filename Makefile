@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	# torch CPU build (the ML-facing tests and `probe`/`export` need it)
 	$(PY) -m pip install -q "torch==2.13.0"
-	$(PY) -m pip install -q -e ".[test,ml,report]"
+	$(PY) -m pip install -q -e ".[test,ml]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -27,6 +27,8 @@ class FixRun:
     """What a fix run did: the change log, unfixed findings, unified diff, errors."""
 
     changes: list = field(default_factory=list)  # dicts with CHANGELOG_FIELDS
+    applied: list = field(default_factory=list)  # findings whose fix went in (original positions)
+    texts: dict = field(default_factory=dict)  # rel path -> (old text, new text) of changed files
     remaining: list = field(default_factory=list)  # findings left for a person
     unsafe_skipped: int = 0
     diff: str = ""
@@ -110,12 +112,14 @@ def _copy_tree(src_root: str, dst_root: str, skip: set[str], out_abs: str) -> No
                 continue  # unreadable files are reported by the scan where it matters
 
 
-def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, out_dir: Optional[str] = None) -> FixRun:
+def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, out_dir: Optional[str] = None,
+             changelog: Optional[str] = None) -> FixRun:
     """Fix every file of ``result`` that has applicable fixes.
 
     mode ``diff`` only builds ``run.diff``; ``write`` replaces files in place
     (atomically, mode kept); ``output`` copies ``paths`` into ``out_dir``
-    with fixed files written there, plus the change log.
+    with fixed files written there, plus the change log (``changelog``,
+    default ``out_dir/ascendify-changes.csv``).
     """
     run = FixRun()
     by_file: dict[str, list[Finding]] = {}
@@ -148,6 +152,8 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
             continue
         run.files_changed.append(rel)
         run.changes.extend(_change_row(f) for f in applied)
+        run.applied.extend(applied)
+        run.texts[rel] = (src.text, text)
         new_bytes = encode_source(src, text)
         written[os.path.abspath(path)] = new_bytes
         if mode == "diff":
@@ -164,11 +170,11 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     run.remaining.sort(key=Finding.sort_key)
     run.diff = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diffs)
     if mode == "output":
-        _write_output(paths, out_dir, written, run)
+        _write_output(paths, out_dir, written, run, changelog or os.path.join(out_dir, "ascendify-changes.csv"))
     return run
 
 
-def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun) -> None:
+def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun, changelog: str) -> None:
     out_abs = os.path.abspath(out_dir)
     try:
         os.makedirs(out_dir, exist_ok=True)
@@ -193,6 +199,7 @@ def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun) -> Non
                     continue
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 atomic_write(target, data, like=src_abs)
-        run.write_changelog(os.path.join(out_dir, "ascendify-changes.csv"))
+        os.makedirs(os.path.dirname(os.path.abspath(changelog)), exist_ok=True)
+        run.write_changelog(changelog)
     except OSError as exc:
         raise AscendifyError(f"{out_dir}: cannot write the migrated copy ({exc.strerror}); choose another --output folder")

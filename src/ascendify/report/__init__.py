@@ -1,0 +1,1 @@
+"""Migration report: ``ascendify migrate`` and ``ascendify report`` (report.json + static HTML)."""

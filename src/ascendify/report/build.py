@@ -1,0 +1,173 @@
+"""Assemble ``report.json``: scan findings, applied fixes, plan, and other tools' results.
+
+Schema (``"schema": "ascendify-report/1"``) is documented in ``docs/report.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import json
+import os
+import sys
+from importlib import resources
+from typing import Any, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ascendify import __version__
+from ascendify.config import Settings
+from ascendify.fix.run import FixRun
+from ascendify.output.summary import summarize
+from ascendify.rules.registry import load_rules
+from ascendify.scan.engine import ScanResult
+from ascendify.scan.finding import Finding
+
+SCHEMA = "ascendify-report/1"
+SECTIONS = ("doctor", "probe", "diagnose", "profile", "compare", "export")
+
+
+def load_plan() -> list[dict]:
+    """The ordered migration steps from ``report/plan.toml``."""
+    text = resources.files("ascendify.report").joinpath("plan.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["step"]
+
+
+class LineDiff:
+    """Line-level mapping from an old text to a new one, for per-finding diffs."""
+
+    def __init__(self, old: str, new: str):
+        self.a = old.splitlines()
+        self.b = new.splitlines()
+        self.changed: dict[int, list[str]] = {}  # old line (1-based) -> new lines replacing it
+        self.inserted: list[tuple[int, list[str]]] = []  # (after old line, new lines)
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, self.a, self.b, autojunk=False).get_opcodes():
+            if tag == "equal":
+                continue
+            if tag == "insert":
+                self.inserted.append((i1, self.b[j1:j2]))
+            elif tag == "replace" and i2 - i1 == j2 - j1:
+                for k in range(i2 - i1):
+                    self.changed[i1 + k + 1] = [self.b[j1 + k]]
+            else:  # delete, or replace of unequal length: attribute the new block to the first old line
+                self.changed[i1 + 1] = self.b[j1:j2]
+                for k in range(i1 + 2, i2 + 1):
+                    self.changed[k] = []
+
+    def for_lines(self, first: int, last: int, with_imports: bool) -> Optional[str]:
+        out = []
+        for n in range(first, last + 1):
+            if n in self.changed:
+                out.append("-" + self.a[n - 1])
+                out += ["+" + x for x in self.changed[n]]
+        if with_imports:
+            for after, lines in self.inserted:
+                if any(x.strip().startswith(("import torch_npu", "DEVICE_TYPE =", "import torch")) for x in lines):
+                    out += [f"+{x}" for x in lines if x.strip()] + [f"  (added after line {after})"]
+        return "\n".join(out) or None
+
+
+def _finding_key(f: Finding) -> tuple:
+    return (f.path, f.line, f.col, f.code)
+
+
+def build_report(
+    project: str,
+    result: ScanResult,
+    fixrun: Optional[FixRun],
+    settings: Settings,
+    sections: Optional[dict[str, Any]] = None,
+    migrated_dir: Optional[str] = None,
+) -> dict[str, Any]:
+    """The report document (a JSON-serialisable dict) for one project.
+
+    ``sections`` maps a section name (doctor, probe, diagnose, profile, …) to
+    that tool's JSON result, or to ``{"status": "not run", "reason": …}``.
+    """
+    rules = load_rules()
+    applied = {_finding_key(f) for f in (fixrun.applied if fixrun else [])}
+    diffs = {rel: LineDiff(old, new) for rel, (old, new) in (fixrun.texts.items() if fixrun else [])}
+    findings = []
+    for f in result.findings:
+        d = f.to_dict()
+        d["fixed"] = _finding_key(f) in applied
+        d["rule_page"] = f"rules/{f.code}.html"
+        d["diff"] = None
+        if d["fixed"] and f.path in diffs:
+            adds = bool(f.fix and any(e.kind in ("add_import", "add_prelude") for e in f.fix.edits))
+            d["diff"] = diffs[f.path].for_lines(f.line, f.end_line, adds)
+        findings.append(d)
+    summary = summarize(result.findings, result.files, result.lines)
+    fixed_per_file: dict[str, int] = {}
+    for d in findings:
+        if d["fixed"]:
+            fixed_per_file[d["path"]] = fixed_per_file.get(d["path"], 0) + 1
+    for i, fdoc in enumerate(summary["files"]):
+        fdoc["page"] = f"files/{i}.html"
+        fdoc["fixed"] = fixed_per_file.get(fdoc["path"], 0)
+        fdoc["remaining"] = fdoc["findings"] - fdoc["fixed"]
+    summary["fixed"] = sum(fixed_per_file.values())
+    summary["fixed_share"] = round(summary["fixed"] / len(findings), 3) if findings else 0.0
+    plan = []
+    for n, step in enumerate(load_plan(), 1):
+        prefixes = step.get("codes", [])
+        mine = [d for d in findings if any(d["code"].startswith(p) for p in prefixes)]
+        plan.append({
+            "step": n,
+            "title": step["title"],
+            "why": step["why"],
+            "command": step.get("command", "").replace("PROJECT", project),
+            "codes": sorted({d["code"] for d in mine}),
+            "findings": len(mine),
+            "fixed": sum(1 for d in mine if d["fixed"]),
+            "open": sum(1 for d in mine if not d["fixed"]),
+            "severe_open": sum(1 for d in mine if not d["fixed"] and d["severity"] in ("error", "silent")),
+        })
+        st = plan[-1]
+        # todo: error/silent findings open; review: only warnings/info open; done: all fixed;
+        # unknown: the scan has nothing to say (the step needs a run on the NPU host)
+        st["status"] = "todo" if st["severe_open"] else "review" if st["open"] else "done" if st["findings"] else "unknown"
+    used_rules = sorted({d["code"] for d in findings})
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "ascendify", "version": __version__},
+        "generated": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "project": {"path": project, "name": os.path.basename(os.path.abspath(project)) or project, "migrated_copy": migrated_dir},
+        "settings": {"target": settings.target, "torch_npu": settings.torch_npu, "chip": settings.chip,
+                     "select": settings.select, "ignore": settings.ignore, "unsafe_fixes": settings.unsafe_fixes},
+        "summary": summary,
+        "plan": plan,
+        "findings": findings,
+        "changes": fixrun.changes if fixrun else [],
+        "rules": {c: {"name": rules[c].name, "severity": rules[c].severity, "category": rules[c].category,
+                      "summary": rules[c].summary, "fixable": rules[c].fixable} for c in used_rules},
+        "sections": sections or {},
+    }
+
+
+def load_section_file(path: str) -> tuple[str, Any]:
+    """Read another command's JSON output (``--include``) and guess its section name.
+
+    The name comes from a ``"tool"``/``"command"`` field, else from the file
+    name (``doctor.json`` → ``doctor``).  Raises ``ValueError`` with a one-line
+    message for unreadable or non-JSON files.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror})")
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); pass the file written by --format json")
+    name = None
+    if isinstance(data, dict):
+        for key in ("command", "section", "kind"):
+            if isinstance(data.get(key), str) and data[key] in SECTIONS:
+                name = data[key]
+    if name is None:
+        base = os.path.splitext(os.path.basename(path))[0].lower()
+        name = next((s for s in SECTIONS if s in base), base)
+    return name, data

@@ -1,0 +1,154 @@
+"""Render ``report.json`` as a static HTML site: index, one page per file, rule pages.
+
+Everything from the user's project (code, paths, messages) is escaped by
+Jinja2's autoescaping; the only unescaped markup is what this module builds
+(the SVG chart, whose labels are escaped here) and rule pages rendered from
+ascendify's own Markdown with raw HTML disabled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from importlib import resources
+from typing import Any, Optional
+
+from markupsafe import Markup, escape
+
+from ascendify.fsutil import atomic_write
+from ascendify.output.formats import rule_markdown
+from ascendify.rules.registry import load_rules
+
+SECTION_ORDER = ("doctor", "probe", "diagnose", "profile")
+SECTION_HINT = {
+    "doctor": "Run `ascendify doctor --format json > doctor.json` on the Ascend host and add it with `ascendify report --include doctor.json`.",
+    "probe": "Run `ascendify probe pkg.module:factory --input ... --format json > probe.json` (or pass --probe to migrate).",
+    "diagnose": "Run `ascendify diagnose LOGS --format json > diagnose.json` after a failing run.",
+    "profile": "Run `ascendify profile PROFILER_DIR --format json > profile.json` after a profiled run.",
+}
+SEV_ORDER = ("error", "silent", "warning", "info")
+SEV_COLOUR = {"error": "#c0262d", "silent": "#8e3fb0", "warning": "#b7791f", "info": "#2b6cb0"}
+
+
+def ticks(text: str) -> Markup:
+    """Escape ``text``, then show `backticked` spans as <code> (messages use Markdown ticks)."""
+    return Markup(re.sub(r"`([^`\n]+)`", r"<code>\1</code>", str(escape(text))))
+
+
+def _env():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ascendify.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["ticks"] = ticks
+    return env
+
+
+def category_chart(findings: list[dict]) -> Markup:
+    """Horizontal stacked bars: findings per category, split by severity (inline SVG)."""
+    cats: dict[str, dict[str, int]] = {}
+    for d in findings:
+        cats.setdefault(d["category"], {s: 0 for s in SEV_ORDER})[d["severity"]] += 1
+    if not cats:
+        return Markup('<p class="muted">No findings.</p>')
+    rows = sorted(cats.items(), key=lambda kv: -sum(kv[1].values()))
+    top = max(sum(v.values()) for _, v in rows)
+    bar_w, label_w, row_h = 560, 150, 24
+    height = row_h * len(rows) + 40
+    parts = [f'<div class="chart"><svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="findings by category and severity" '
+             f'width="{label_w + bar_w + 60}" height="{height}" viewBox="0 0 {label_w + bar_w + 60} {height}">']
+    for i, (cat, sev) in enumerate(rows):
+        y = i * row_h + 4
+        parts.append(f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">{escape(cat)}</text>')
+        x = label_w
+        for s in SEV_ORDER:
+            n = sev[s]
+            if not n:
+                continue
+            w = max(2, round(bar_w * n / top))
+            parts.append(f'<rect x="{x}" y="{y}" width="{w}" height="{row_h - 6}" fill="{SEV_COLOUR[s]}"><title>{escape(cat)}: {n} {s}</title></rect>')
+            x += w
+        parts.append(f'<text x="{x + 6}" y="{y + 15}">{sum(sev.values())}</text>')
+    ly = len(rows) * row_h + 22
+    lx = label_w
+    for s in SEV_ORDER:
+        parts.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{SEV_COLOUR[s]}"/><text x="{lx + 16}" y="{ly}">{s}</text>')
+        lx += 90
+    parts.append("</svg></div>")
+    return Markup("".join(parts))
+
+
+def _markdown(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).render(text)
+
+
+def _read_source(rel: str, path_base: str) -> Optional[list[str]]:
+    """The file's lines as the scan saw them (notebooks: the virtual module), or None."""
+    from ascendify.scan.source import SourceFile, read_source
+
+    for cand in (os.path.join(path_base, rel), rel):
+        if os.path.isfile(cand):
+            src = read_source(cand)
+            return src.text.splitlines() if isinstance(src, SourceFile) else None
+    return None
+
+
+def render_site(report: dict[str, Any], out_dir: str, source_base: str = ".") -> str:
+    """Write ``index.html``, ``files/N.html``, ``rules/CODE.html``, assets and
+    ``report.json`` into ``out_dir``; returns the path of ``index.html``.
+
+    ``source_base`` is the folder the report's file paths are relative to
+    (the original project's, so the per-file pages show the code as scanned).
+    Raises ``OSError`` if ``out_dir`` cannot be written.
+    """
+    env = _env()
+    os.makedirs(os.path.join(out_dir, "files"), exist_ok=True)
+    os.makedirs(os.path.join(out_dir, "rules"), exist_ok=True)
+    os.makedirs(os.path.join(out_dir, "assets"), exist_ok=True)
+    for asset in ("style.css", "report.js"):
+        data = resources.files("ascendify.report").joinpath("assets", asset).read_bytes()
+        atomic_write(os.path.join(out_dir, "assets", asset), data)
+
+    findings = report["findings"]
+    files = report["summary"]["files"]
+    file_pages = {f["path"]: f["page"] for f in files}
+    by_step: dict[int, list] = {}
+    for st in report["plan"]:
+        prefixes = tuple(st["codes"])
+        by_step[st["step"]] = [d for d in findings if prefixes and d["code"] in prefixes]
+    ctx = {"report": report, "root": "", "chart": category_chart(findings), "by_step": by_step, "file_pages": file_pages,
+           "section_order": SECTION_ORDER, "section_hint": SECTION_HINT}
+    index = os.path.join(out_dir, "index.html")
+    atomic_write(index, env.get_template("index.html.j2").render(**ctx).encode("utf-8"))
+
+    per_file: dict[str, list] = {}
+    for d in findings:
+        per_file.setdefault(d["path"], []).append(d)
+    tpl = env.get_template("file.html.j2")
+    for f in files:
+        by_line: dict[int, list] = {}
+        for d in per_file.get(f["path"], []):
+            by_line.setdefault(d["line"], []).append(d)
+        source = _read_source(f["path"], source_base)
+        html = tpl.render(report=report, root="../", file=f, source=source, by_line=by_line)
+        atomic_write(os.path.join(out_dir, f["page"]), html.encode("utf-8"))
+
+    rules = load_rules()
+    rtpl = env.get_template("rule.html.j2")
+    for code in sorted({d["code"] for d in findings} | set(report.get("rules", {}))):
+        r = rules.get(code)
+        if r is None:
+            continue
+        html = rtpl.render(report=report, root="../", rule=r, body=Markup(_markdown(rule_markdown(r))))
+        atomic_write(os.path.join(out_dir, "rules", f"{code}.html"), html.encode("utf-8"))
+    atomic_write(os.path.join(out_dir, "report.json"), (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return index
