@@ -1,33 +1,40 @@
-# Quick start:  make demo   (scan + fix the bundled example)
-#               make test   (the whole test suite; what CI runs)
+# Quick start on a fresh machine:
+#   make demo   install into .venv, scan the bundled CUDA example, migrate it (copy + HTML report)
+#   make test   install the test dependencies (torch CPU, onnx, ...) and run the whole test suite
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.ascendify-installed
+CORE   := $(VENV)/.ascendify-core
+FULL   := $(VENV)/.ascendify-full
+EXAMPLE := examples/cuda_project
 
 .PHONY: demo test install bench clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+$(CORE): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# torch CPU build (the ML-facing tests and `probe`/`export` need it)
+	$(PY) -m pip install -q -e .
+	touch $(CORE)
+
+$(FULL): $(CORE)
+	# torch CPU build first, so nothing pulls a CUDA build in
 	$(PY) -m pip install -q "torch==2.13.0"
 	$(PY) -m pip install -q -e ".[test,ml]"
-	touch $(STAMP)
+	touch $(FULL)
 
-install: $(STAMP)
+install: $(CORE)
 
-demo: $(STAMP)
-	@echo "== ascendify scan examples/cuda_project"
-	-$(VENV)/bin/ascendify scan examples/cuda_project
+demo: $(CORE)
+	@echo "== ascendify scan $(EXAMPLE)"
+	-$(VENV)/bin/ascendify scan $(EXAMPLE)
 	@echo
-	@echo "== ascendify fix examples/cuda_project --output build/demo/migrated"
-	$(VENV)/bin/ascendify fix examples/cuda_project --output build/demo/migrated
+	@echo "== ascendify migrate $(EXAMPLE) -o build/demo   (fix --output + report)"
+	$(VENV)/bin/ascendify migrate $(EXAMPLE) -o build/demo
 
-test: $(STAMP)
+test: $(FULL)
 	$(PY) -m pytest -n 2 -q
 
-bench: $(STAMP)
+bench: $(FULL)
 	$(PY) bench/scan_bench.py
 
 clean:
