@@ -93,11 +93,34 @@ def test_fix_reparses_is_idempotent_and_local(text, target):
     assert again == new
     if "\r\n" in text:
         assert "\n" not in new.replace("\r\n", "")  # line endings kept
-    # only lines that carry a finding change (inserted import/prelude lines aside)
+    # only lines that carry a finding or one of its fix's edits change (inserted lines aside)
     flagged = set()
     for f in findings:
         flagged.update(range(f.line, f.end_line + 1))
+        for e in (f.fix.edits if f.fix else ()):
+            if e.start[0]:
+                flagged.update(range(e.start[0], e.end[0] + 1))
     old_lines = text.splitlines()
     for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(None, old_lines, new.splitlines(), autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
             assert set(range(i1 + 1, i2 + 1)) <= flagged, (text, new)
+
+
+import glob
+import os
+
+import pytest
+
+CASES = sorted(p for p in glob.glob(os.path.join(os.path.dirname(__file__), "rules", "cases", "*.py"))
+               if p.count(".") == 1)  # CODE.py and CODE_ok.py, not the golden CODE.npu.py files
+
+
+@pytest.mark.parametrize("target", ["npu", "agnostic"])
+@pytest.mark.parametrize("path", CASES, ids=[os.path.basename(p) for p in CASES])
+def test_every_fixture_fixes_cleanly_with_all_rules(path, target):
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    new, _ = _fix(text, target)
+    ast.parse(new)
+    again, _ = _fix(new, target)
+    assert again == new
