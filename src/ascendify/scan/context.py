@@ -273,5 +273,21 @@ class FileContext:
         return fn is not None and fn.name == "forward" and isinstance(parent(fn), ast.ClassDef)
 
     def segment(self, node: ast.AST) -> str:
-        """Source text of ``node`` (single- or multi-line)."""
-        return ast.get_source_segment(self.text, node) or ""
+        """Source text of ``node`` (single- or multi-line), as ``ast.get_source_segment``
+        gives it but without re-splitting the file on every call."""
+        try:
+            first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+            col, end_col = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        except AttributeError:
+            return ""
+        if first < 0 or last >= len(self.lines) or end_col is None:
+            return ""
+        if first == last:
+            line = self.lines[first]
+            if line.isascii():
+                return line[col:end_col]
+            return line.encode("utf-8")[col:end_col].decode("utf-8", "replace")
+        parts = [self.lines[first].encode("utf-8")[col:].decode("utf-8", "replace")]
+        parts.extend(self.lines[first + 1 : last])
+        parts.append(self.lines[last].encode("utf-8")[:end_col].decode("utf-8", "replace"))
+        return "".join(parts)

@@ -159,6 +159,43 @@ class Dispatch:
         return cls(by_type, file_checks, rules)
 
 
+_AST = ast.AST
+_NON_NODE_FIELDS = frozenset(("id", "ctx", "attr", "name", "asname", "arg", "module", "level", "kind", "names", "op",
+                              "type_comment", "conversion", "is_async"))
+_CHILD_FIELDS: dict = {ast.Constant: ()}
+
+
+def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext") -> None:
+    """Visit every node once, setting ``_asc_parent`` on each and calling the checks
+    registered for its type.  Expression-context and operator singletons are skipped."""
+    stack: list = [tree]
+    pop, push = stack.pop, stack.append
+    fields_of = _CHILD_FIELDS
+    while stack:
+        node = pop()
+        cls = node.__class__
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = fields_of[cls] = tuple(f for f in cls._fields if f not in _NON_NODE_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if value.__class__ is list:
+                for child in value:
+                    if isinstance(child, _AST):
+                        child._asc_parent = node
+                        push(child)
+            elif isinstance(value, _AST):
+                value._asc_parent = node
+                push(value)
+        fns = by_type.get(cls)
+        if fns:
+            for code, fn in fns:
+                ctx.current_code = code
+                fn(node, ctx)
+
+
 def _noqa_map(lines: list[str]) -> dict[int, Optional[frozenset]]:
     """Line → codes suppressed there (None = all, bare ``# noqa``)."""
     out: dict[int, Optional[frozenset]] = {}
@@ -206,19 +243,7 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
         return [f] if settings.enabled("SYN001", rel_path) else []
 
     ctx = RuleContext(tree, src, rel_path, settings, rules)
-    by_type = dispatch.by_type
-    stack: list[ast.AST] = [tree]
-    pop, push, children = stack.pop, stack.append, ast.iter_child_nodes
-    while stack:
-        node = pop()
-        for child in children(node):
-            child._asc_parent = node  # type: ignore[attr-defined]
-            push(child)
-        fns = by_type.get(type(node))
-        if fns:
-            for code, fn in fns:
-                ctx.current_code = code
-                fn(node, ctx)
+    _walk(tree, dispatch.by_type, ctx)
     for code, fn in dispatch.file_checks:
         ctx.current_code = code
         fn(ctx)

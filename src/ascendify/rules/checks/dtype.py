@@ -1,0 +1,279 @@
+"""dtype rules (DTY): float64, complex, bf16 against the configured chip, dtypes torch_npu rejects."""
+
+from __future__ import annotations
+
+import ast
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Optional
+
+from ascendify.rules.checks._util import arg, kwarg, method_call
+from ascendify.rules.registry import check
+from ascendify.scan.context import ancestors, parent
+
+FP64 = frozenset({"torch.float64", "torch.double"})
+FP64_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.cuda.DoubleTensor"})
+COMPLEX = frozenset({"torch.complex64", "torch.cfloat", "torch.complex128", "torch.cdouble", "torch.complex32", "torch.chalf"})
+COMPLEX_CALLS = frozenset({"torch.view_as_complex", "torch.polar", "torch.complex"})
+_COMPLEX_ATTRS = frozenset(n.split(".")[1] for n in COMPLEX)
+QUANTIZED = frozenset({"torch.qint8", "torch.quint8", "torch.qint32", "torch.quint4x2", "torch.quint2x4"})
+BF16_STRINGS = frozenset({"bf16", "bfloat16", "torch.bfloat16", "bf16-mixed", "bf16-true"})
+BF16_KEYWORDS = frozenset({"dtype", "torch_dtype", "mixed_precision", "precision"})
+_CPU_CHAIN = frozenset({"cpu", "numpy", "tolist", "item"})
+
+
+# ---------------------------------------------------------------- helpers
+def _dtype_name(node: Optional[ast.AST], ctx) -> Optional[str]:
+    """Qualified dtype name of ``node`` (following a simple local constant), e.g. ``torch.float64``."""
+    if node is None:
+        return None
+    q = ctx.qualname(node)
+    if q is None and isinstance(node, ast.Name):
+        target = ctx.resolve(node)
+        if target is not None and target is not node:
+            q = ctx.qualname(target)
+    return q
+
+
+def _is_cpu_string(node: Optional[ast.AST], ctx) -> bool:
+    s = ctx.resolve_str(node) if node is not None else None
+    return s is not None and s.split(":")[0] == "cpu"
+
+
+def _receiver_on_cpu(func: ast.Attribute) -> bool:
+    """True if the method's receiver chain goes through ``.cpu()`` / ``.numpy()`` (host data)."""
+    node = func.value
+    while True:
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _CPU_CHAIN:
+                return True
+            node = f.value if isinstance(f, ast.Attribute) else None
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        else:
+            return False
+
+
+def _in_comparison(node: ast.AST) -> bool:
+    """``x.dtype == torch.bfloat16``, ``dtype in (torch.float16, torch.bfloat16)``: a test, not a use."""
+    for p in ancestors(node):
+        if isinstance(p, ast.Compare):
+            return True
+        if isinstance(p, (ast.stmt, ast.Call)):
+            return False
+    return False
+
+
+def _per_line_once(ctx, key: str, node: ast.AST) -> bool:
+    seen = ctx.__dict__.setdefault("_asc_dty_lines", set())
+    k = (key, node.lineno)
+    if k in seen:
+        return False
+    seen.add(k)
+    return True
+
+
+# ---------------------------------------------------------------- DTY001
+@check("DTY001", ast.Call)
+def default_dtype_fp64(node: ast.Call, ctx) -> None:
+    f = node.func
+    short = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    if short not in ("set_default_dtype", "set_default_tensor_type"):
+        return
+    name = ctx.call_name(node)
+    if name not in ("torch.set_default_dtype", "torch.set_default_tensor_type"):
+        return
+    a = arg(node, 0, "d") or arg(node, 0, "t")
+    dt = _dtype_name(a, ctx)
+    s = ctx.resolve_str(a) if a is not None else None
+    if dt in FP64 or dt in FP64_TENSOR_TYPES or s in FP64_TENSOR_TYPES:
+        ctx.report(node, call=ctx.segment(node))
+
+
+# ---------------------------------------------------------------- DTY002
+@check("DTY002", ast.Call)
+def fp64_factory(node: ast.Call, ctx) -> None:
+    if not node.keywords:
+        return
+    d = kwarg(node, "dtype")
+    if d is None:
+        return
+    if method_call(node, "to", "type", "set_default_dtype") is not None:
+        return  # .to(dtype=...) is DTY003; set_default_dtype is DTY001
+    if _dtype_name(d, ctx) not in FP64:
+        return
+    if _is_cpu_string(kwarg(node, "device"), ctx):
+        return
+    if isinstance(node.func, ast.Attribute) and _receiver_on_cpu(node.func):
+        return
+    ctx.report(d, dtype=ctx.segment(d))
+
+
+# ---------------------------------------------------------------- DTY003
+@check("DTY003", ast.Call)
+def fp64_cast(node: ast.Call, ctx) -> None:
+    m = method_call(node, "double", "to", "type")
+    if m is None:
+        return
+    func = node.func
+    if ctx.qualname(func) is not None:  # a module function (np.double, torch.type…), not a method
+        return
+    if m == "double":
+        if node.args or node.keywords:
+            return
+    elif m == "to":
+        if not any(_dtype_name(a, ctx) in FP64 for a in list(node.args) + [kwarg(node, "dtype")] if a is not None):
+            return
+        if _is_cpu_string(kwarg(node, "device"), ctx) or (node.args and _is_cpu_string(node.args[0], ctx)):
+            return
+    else:  # .type(...)
+        a = arg(node, 0, "dtype")
+        if a is None:
+            return
+        dt = _dtype_name(a, ctx)
+        s = ctx.resolve_str(a)
+        if not (dt in FP64 or dt in FP64_TENSOR_TYPES or s in FP64_TENSOR_TYPES):
+            return
+    if _receiver_on_cpu(func):
+        return
+    ctx.report(node, call=f".{m}({', '.join(ctx.args_text(node))})")
+
+
+# ---------------------------------------------------------------- DTY004
+@check("DTY004", ast.Attribute)
+def complex_dtype(node: ast.Attribute, ctx) -> None:
+    if node.attr not in _COMPLEX_ATTRS:
+        return
+    q = ctx.qualname(node)
+    if q not in COMPLEX or _in_comparison(node):
+        return
+    if _per_line_once(ctx, "DTY004", node):
+        ctx.report(node, what=f"`{q}`")
+
+
+@check("DTY004", ast.Call)
+def complex_call(node: ast.Call, ctx) -> None:
+    f = node.func
+    if not isinstance(f, ast.Attribute) or f.attr not in ("view_as_complex", "polar", "complex", "cfloat", "cdouble", "chalf"):
+        return
+    q = ctx.qualname(f)
+    if q is not None:
+        if q not in COMPLEX_CALLS:
+            return
+        what = f"`{q}`"
+    else:
+        if f.attr not in ("cfloat", "cdouble", "chalf") or node.args or node.keywords:
+            return
+        what = f"`.{f.attr}()`"
+    if _per_line_once(ctx, "DTY004", node):
+        ctx.report(node, what=what)
+
+
+# ---------------------------------------------------------------- DTY005
+@lru_cache(maxsize=1)
+def _chip_table() -> dict:
+    """STOPGAP chip table (rules/data/chips_bf16.json, from tools/gen_chips_bf16.py).
+
+    Replace with ``ascendify.kb.chips`` once it exists.
+    """
+    text = resources.files("ascendify.rules").joinpath("data", "chips_bf16.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def chip_bf16(chip: Optional[str]) -> tuple:
+    """``(bf16, family_name)`` for a soc_version; ``bf16`` is True/False, or None when unknown."""
+    if not chip:
+        return None, None
+    table = _chip_table()
+    entry = table["chips"].get(chip)
+    if entry is None:
+        low = chip.lower()
+        entry = next((e for k, e in table["chips"].items() if k.lower() == low), None)
+    if entry is None:
+        entry = next((e for p, e in table["prefixes"].items() if chip.startswith(p)), None)
+    if entry is None:
+        return None, None
+    return entry["bf16"], entry["name"]
+
+
+def _bf16_guarded(node: ast.AST) -> bool:
+    """Inside an if / conditional expression whose test calls ``is_bf16_supported``."""
+    for p in ancestors(node):
+        if isinstance(p, (ast.If, ast.IfExp, ast.While)):
+            for sub in ast.walk(p.test):
+                if isinstance(sub, ast.Attribute) and "bf16_supported" in sub.attr:
+                    return True
+                if isinstance(sub, ast.Name) and "bf16_supported" in sub.id:
+                    return True
+        elif isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+    return False
+
+
+def _report_bf16(node: ast.AST, ctx, what: str) -> None:
+    if _bf16_guarded(node) or not _per_line_once(ctx, "DTY005", node):
+        return
+    chip = ctx.settings.chip
+    bf16, family = chip_bf16(chip)
+    if bf16 is True:
+        return
+    if bf16 is False:
+        ctx.report(node, what=what, detail=f"{chip} ({family}) has no bf16 support; use float16 with loss scaling or fp32")
+        return
+    lacking = ", ".join(_chip_table()["families_without_bf16"])
+    if family:
+        detail = f"bf16 support of {chip} ({family}) is not confirmed (sources disagree); check `torch.npu.is_bf16_supported()` on the device"
+    elif chip:
+        detail = f"chip {chip} is not in ascendify's chip table; bf16 needs Ascend910B1 or newer (A2/A3/950), not {lacking}"
+    else:
+        detail = f"bf16 needs Atlas A2/A3/950 (Ascend910B1 or newer); {lacking} have none — set `chip` to check"
+    ctx.report(node, severity="info", what=what, detail=detail)
+
+
+@check("DTY005", ast.Attribute)
+def bf16_attr(node: ast.Attribute, ctx) -> None:
+    if node.attr != "bfloat16":
+        return
+    p = parent(node)
+    if isinstance(p, ast.Call) and p.func is node:  # x.bfloat16()
+        if ctx.qualname(node) is None and not p.args:
+            _report_bf16(p, ctx, "`.bfloat16()`")
+        return
+    if ctx.qualname(node) != "torch.bfloat16" or _in_comparison(node):
+        return
+    _report_bf16(node, ctx, "`torch.bfloat16`")
+
+
+@check("DTY005", ast.keyword)
+def bf16_string(node: ast.keyword, ctx) -> None:
+    v = node.value
+    if not isinstance(v, ast.Constant) or not isinstance(v.value, str) or v.value.lower() not in BF16_STRINGS:
+        return
+    key = node.arg or ""
+    if key in BF16_KEYWORDS:
+        _report_bf16(v, ctx, f'`{key}="{v.value}"`')
+    elif key == "default":  # parser.add_argument("--mixed-precision", default="bf16")
+        call = parent(node)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+            opts = " ".join(a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+            if "precision" in opts or "dtype" in opts:
+                _report_bf16(v, ctx, f'default "{v.value}" of `{opts}`')
+
+
+# ---------------------------------------------------------------- DTY006
+@check("DTY006", ast.Attribute)
+def unsupported_dtype(node: ast.Attribute, ctx) -> None:
+    if not node.attr.startswith(("q", "uint64")):
+        return
+    q = ctx.qualname(node)
+    if q in QUANTIZED:
+        reason = "is in torch_npu's unsupported-dtype list: such tensors cannot be placed on the NPU"
+    elif q == "torch.uint64":
+        reason = "tensors can be created on the NPU but arithmetic on them fails (aclnn kernels lack DT_UINT64)"
+    else:
+        return
+    if _in_comparison(node):
+        return
+    ctx.report(node, dtype=q, reason=reason)

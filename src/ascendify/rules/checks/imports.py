@@ -1,0 +1,176 @@
+"""torch_npu import rules (IMP): NPU APIs without ``import torch_npu``, transfer_to_npu.
+
+The node checks only record the first use of each kind; the file checks
+report once per file, after the walk, when the file never imports torch_npu.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Optional
+
+from ascendify.config import DEFAULT_TORCH_NPU
+from ascendify.rules.checks._util import fix
+from ascendify.rules.registry import check, file_check
+from ascendify.scan.context import parent
+
+NPU_DEVICE_RE = re.compile(r"^npu(:\d+)?$")
+AUTOLOAD_SINCE = (2, 5, 1)
+"""First torch_npu release registering the ``torch.backends`` entry point (see imp.toml IMP002)."""
+
+_VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def version_tuple(version: Optional[str]) -> tuple:
+    """``"2.7.1.post11"`` → ``(2, 7, 1)``; anything unparsable → the default target release."""
+    m = _VERSION_RE.match(str(version or "").strip().lstrip("v"))
+    if not m:
+        m = _VERSION_RE.match(DEFAULT_TORCH_NPU)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+
+
+def _state(ctx) -> dict:
+    st = ctx.__dict__.get("_asc_imp")
+    if st is None:
+        st = {
+            "imported": ctx.has_import("torch_npu"),
+            "name_use": None,  # first Name node `torch_npu`
+            "api_use": None,  # (node, what) first NPU API use
+            "bound": any(name == "torch_npu" for _scope, name in ctx.assignments),
+        }
+        ctx._asc_imp = st
+    return st
+
+
+def _earlier(a: Optional[ast.AST], b: ast.AST) -> bool:
+    return a is None or (b.lineno, b.col_offset) < (a.lineno, a.col_offset)
+
+
+# ---------------------------------------------------------------- IMP001
+@check("IMP001", ast.Name)
+def torch_npu_name(node: ast.Name, ctx) -> None:
+    if node.id != "torch_npu" or not isinstance(node.ctx, ast.Load):
+        return
+    st = _state(ctx)
+    if st["imported"] or st["bound"] or "torch_npu" in ctx.aliases:
+        return
+    if _earlier(st["name_use"], node):
+        st["name_use"] = node
+
+
+@check("IMP001", ast.Call)
+def dynamic_import(node: ast.Call, ctx) -> None:
+    """``importlib.import_module("torch_npu")`` / ``__import__("torch_npu")`` count as an import."""
+    if not node.args or not isinstance(node.args[0], ast.Constant) or node.args[0].value != "torch_npu":
+        return
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    if name in ("import_module", "__import__"):
+        _state(ctx)["imported"] = True
+
+
+@file_check("IMP001")
+def report_torch_npu_name(ctx) -> None:
+    st = _state(ctx)
+    node = st["name_use"]
+    if node is None or st["imported"]:
+        return
+    ctx.report(node, fix(ctx.add_import(), operation="add import torch_npu"))
+
+
+# ---------------------------------------------------------------- IMP002
+def _record(ctx, node: ast.AST, what: str) -> None:
+    st = _state(ctx)
+    if st["imported"]:
+        return
+    cur = st["api_use"]
+    if cur is None or _earlier(cur[0], node):
+        st["api_use"] = (node, what)
+
+
+@check("IMP002", ast.Attribute)
+def npu_attribute(node: ast.Attribute, ctx) -> None:
+    if node.attr != "npu":
+        return
+    base = ctx.qualname(node.value)
+    if base == "torch":
+        _record(ctx, node, "`torch.npu`")
+    elif base is None:
+        p = parent(node)
+        if isinstance(p, ast.Call) and p.func is node:
+            _record(ctx, p, "`.npu()`")
+
+
+@check("IMP002", ast.Constant)
+def npu_string(node: ast.Constant, ctx) -> None:
+    v = node.value
+    if not isinstance(v, str) or len(v) > 8:
+        return
+    p = parent(node)
+    if v == "npu" and isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in ("hasattr", "getattr"):
+        _state(ctx)["probed"] = True  # hasattr(torch, "npu"): device-detecting code, NPU use is guarded
+        return
+    if NPU_DEVICE_RE.match(v):
+        if isinstance(p, (ast.Call, ast.keyword)):
+            _record(ctx, node, f'the "{v}" device')
+    elif v.startswith("npu:") and isinstance(p, ast.JoinedStr):
+        _record(ctx, p, 'an "npu:N" device')
+    elif v == "hccl":
+        if isinstance(p, ast.keyword) and p.arg == "backend":
+            _record(ctx, node, 'the "hccl" backend')
+        elif isinstance(p, ast.Call) and p.args and p.args[0] is node:
+            name = ctx.call_name(p) or ""
+            if name.endswith("init_process_group") or name.endswith("new_group"):
+                _record(ctx, node, 'the "hccl" backend')
+
+
+def _is_entry_script(tree: ast.Module) -> bool:
+    """A module with a top-level ``if __name__ == "__main__":`` block."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare):
+            left = stmt.test.left
+            if isinstance(left, ast.Name) and left.id == "__name__":
+                return True
+    return False
+
+
+@file_check("IMP002")
+def report_npu_api(ctx) -> None:
+    st = _state(ctx)
+    use = st["api_use"]
+    if use is None or st["imported"] or st.get("probed"):
+        return
+    if st["name_use"] is not None and ctx.settings.enabled("IMP001", ctx.path):
+        return  # IMP001 reports the file (same fix)
+    node, what = use
+    target = ctx.settings.torch_npu
+    ver = version_tuple(target)
+    if ver >= AUTOLOAD_SINCE:
+        severity = "info"
+        detail = (
+            f"{what} works because torch_npu {target} is auto-loaded by `import torch` (torch.backends entry point) "
+            "unless TORCH_DEVICE_BACKEND_AUTOLOAD=0; an explicit import makes the dependency visible"
+        )
+    else:
+        entry = ctx.src.is_notebook or _is_entry_script(ctx.tree)
+        severity = "error" if entry else "warning"
+        detail = f"{what} needs torch_npu loaded; torch_npu {target} is not auto-loaded (autoload starts with 2.5.1)"
+        if not entry:
+            detail += " — fine only if the entry script imports torch_npu first"
+    f = fix(ctx.add_import(), operation="add import torch_npu") if ctx.settings.target == "npu" else None
+    ctx.report(node, f, severity=severity, detail=detail)
+
+
+# ---------------------------------------------------------------- IMP003
+@check("IMP003", ast.ImportFrom, ast.Import)
+def transfer_to_npu(node, ctx) -> None:
+    if isinstance(node, ast.ImportFrom):
+        mod = node.module or ""
+        if node.level or not mod.startswith("torch_npu"):
+            return
+        hit = mod.endswith("transfer_to_npu") or (mod == "torch_npu.contrib" and any(a.name == "transfer_to_npu" for a in node.names))
+    else:
+        hit = any(a.name == "torch_npu.contrib.transfer_to_npu" for a in node.names)
+    if hit:
+        ctx.report(node)

@@ -1,0 +1,8 @@
+import torch
+
+model = torch.nn.Linear(4, 4).double()  # expect: DTY003
+x = torch.randn(2, 4).npu()
+y = x.double()  # expect: DTY003
+z = x.to(torch.float64)  # expect: DTY003
+w = x.to(x.device, dtype=torch.double)  # expect: DTY003
+v = x.type(torch.DoubleTensor)  # expect: DTY003

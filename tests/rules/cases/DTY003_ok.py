@@ -1,0 +1,14 @@
+import numpy as np
+import torch
+
+x = torch.randn(2, 4)
+a = x.float()
+b = x.cpu().double()  # host-side metric
+c = x.detach().cpu().numpy().astype(np.float64)
+d = x.to(torch.float32)
+e = x.to("cpu", torch.float64)
+f = x.to(torch.float64, device="cpu")
+g = np.double(3.0)
+h = x.type(torch.float16)
+if x.dtype == torch.float64:
+    pass
