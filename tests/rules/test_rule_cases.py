@@ -26,13 +26,34 @@ RULES = load_rules()
 CODES = [c for c in RULES if not c.startswith("SYN")]
 
 
+KIND_RULES = [c for c in CODES if RULES[c].file_suffixes]
+CODES = [c for c in CODES if c not in KIND_RULES]
+
+
 def test_rules_have_checks_and_checks_have_rules():
     implemented = set(NODE_CHECKS) | set(FILE_CHECKS)
     assert sorted(set(CODES) - implemented) == []
-    assert sorted(implemented - set(RULES)) == []
+    assert sorted(implemented - set(RULES) - set(KIND_RULES)) == []
 
 
-@pytest.mark.parametrize("code", CODES)
+@pytest.mark.parametrize("code", KIND_RULES)
+def test_file_kind_rule(code, tmp_path):
+    """A file-kind rule reports each file with its suffixes once, at line 1, and nothing else."""
+    from ascendify.config import Settings
+    from ascendify.scan.engine import discover, scan_files
+
+    for suf in RULES[code].file_suffixes:
+        (tmp_path / f"kernel{suf}").write_text("__global__ void k() {}\n")
+    (tmp_path / "kernel.cpp").write_text("int x;\n")
+    (tmp_path / "ok.py").write_text("import torch\n")
+    s = Settings(select=[code]).validate()
+    res = scan_files(discover([str(tmp_path)], s, lambda p, m: None), s, None, jobs=1)
+    assert sorted((os.path.basename(f.path), f.line) for f in res.findings) == sorted((f"kernel{suf}", 1) for suf in RULES[code].file_suffixes)
+    off = Settings(ignore=[code]).validate()
+    assert not any(f.code == code for f in scan_files(discover([str(tmp_path)], off, lambda p, m: None), off, None, jobs=1).findings)
+
+
+@pytest.mark.parametrize("code", CODES + KIND_RULES)
 def test_rule_page_complete(code):
     r = RULES[code]
     for field in ("name", "message", "summary", "why", "example", "fix", "source"):

@@ -62,6 +62,10 @@ class Rule:
     fixable: str = ""
     verified: bool = True
     fixed_example: str = ""
+    file_suffixes: tuple = ()  # a file-kind rule: reported once for each scanned file with one of these suffixes
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "file_suffixes", tuple(self.file_suffixes))
 
     @property
     def prefix(self) -> str:

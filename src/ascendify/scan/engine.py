@@ -268,8 +268,14 @@ class FileEntry:
     rel: str  # as displayed
 
 
+def kind_suffixes(settings: Settings) -> tuple:
+    """Suffixes of non-Python files that an enabled file-kind rule reports (e.g. ``.cu``)."""
+    return tuple(sorted({suf for r in load_rules().values() if r.file_suffixes and settings.enabled(r.code) for suf in r.file_suffixes}))
+
+
 def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str, str], None]) -> list[FileEntry]:
-    """Expand files and folders to ``.py``/``.ipynb`` files, honouring excludes.
+    """Expand files and folders to ``.py``/``.ipynb`` files (and files that a
+    file-kind rule such as EXT011 reports, e.g. ``.cu``), honouring excludes.
 
     Symlinked folders are followed once (loops detected by real path).
     ``on_problem(path, message)`` is told about missing paths and loops.
@@ -277,6 +283,7 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
     seen_real: set[str] = set()
     out: list[FileEntry] = []
     cwd = os.getcwd()
+    wanted = (".py", ".ipynb") + kind_suffixes(settings)
 
     def rel(p: str) -> str:
         ap = os.path.abspath(p)
@@ -315,7 +322,7 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
                 keep.append(d)
             dirnames[:] = keep
             for fn in sorted(filenames):
-                if not fn.endswith((".py", ".ipynb")):
+                if not fn.endswith(wanted):
                     continue
                 full = os.path.join(dirpath, fn)
                 if settings.is_excluded(os.path.relpath(full, given)):
@@ -393,10 +400,24 @@ def _init_worker(settings: Settings, cache_dir: Optional[str]) -> None:
     _worker_state["cache"] = Cache(cache_dir, settings)
 
 
+def _kind_rule(path: str, rules: dict) -> Optional[Rule]:
+    if path.endswith((".py", ".ipynb")):
+        return None
+    for r in rules.values():
+        if r.file_suffixes and path.endswith(r.file_suffixes):
+            return r
+    return None
+
+
 def _scan_one(entry: FileEntry) -> tuple[str, list[Finding], int, bool]:
     settings: Settings = _worker_state["settings"]
     cache: Cache = _worker_state["cache"]
     dispatch: Dispatch = _worker_state["dispatch"]
+    kind = _kind_rule(entry.path, dispatch.rules)
+    if kind is not None:
+        if not settings.enabled(kind.code, entry.rel):
+            return entry.rel, [], 0, False
+        return entry.rel, [Finding(kind.code, kind.message, entry.rel, 1, 0, 1, 0, kind.severity, kind.category)], 0, False
     src = read_source(entry.path)
     if isinstance(src, SourceProblem):
         if not settings.enabled(src.code, entry.rel):
