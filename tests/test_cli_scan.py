@@ -153,3 +153,11 @@ def test_lazy_command_listing():
     r = run_cli("--help")
     for name in ("scan", "fix", "rules", "rule", "ops", "probe", "doctor", "diagnose", "profile", "export", "compare", "migrate"):
         assert f"  {name}" in r.out
+
+
+def test_unavailable_lazy_command_is_one_line(monkeypatch):
+    from ascendify import cli as cli_mod
+
+    monkeypatch.setitem(cli_mod.LAZY_COMMANDS, "ghost", ("ascendify.no_such_module", "ghost", "A missing command."))
+    r = run_cli("ghost", "x")
+    assert r.code == 2 and r.err.startswith("ascendify: error: 'ascendify ghost' is not available in this installation (ModuleNotFoundError")

@@ -119,6 +119,7 @@ def build_chips(soc: Dict[str, Any], sha: str) -> Dict[str, Any]:
         },
         "families": families,
         "soc_versions": chips,
+        "soc_version_order": list(chips),
         "prefix_families": {"Ascend950": "950"},
     }
 
@@ -174,6 +175,16 @@ def _dump(obj: Any) -> bytes:
     return (json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def _pypi_wheels(derived: str) -> List[str]:
+    """torch_npu versions whose PyPI wheels the research downloaded
+    (``reference/data/torch_npu_wheels/<version>/``, data/README.md §1)."""
+    wheels = os.path.join(os.path.dirname(derived), "torch_npu_wheels")
+    try:
+        return sorted(d for d in os.listdir(wheels) if os.path.isdir(os.path.join(wheels, d)))
+    except OSError:
+        return []
+
+
 def build(shared_dir: str, out_dir: str) -> List[str]:
     """Derive ``chips.json`` and ``versions.json`` into ``out_dir``; return the paths written.
 
@@ -185,8 +196,15 @@ def build(shared_dir: str, out_dir: str) -> List[str]:
     hdk, hsha = _load(os.path.join(derived, "cann_hdk_recommended.json"))
     os.makedirs(out_dir, exist_ok=True)
     written = []
+    versions = build_versions(matrix, msha, hdk, hsha)
+    known = {r["torch_npu"] for r in versions["releases"]}
+    versions["pypi_builds_not_in_table"] = {
+        "source": "PyPI torch-npu wheels listed in reference/data/README.md §1 "
+                  "(op-support-and-versions.md §5.1: later posts; 2.13/2.14 are early builds from master)",
+        "torch_npu": [v for v in _pypi_wheels(derived) if v not in known],
+    }
     for name, obj in (("chips.json", build_chips(soc, ssha)),
-                      ("versions.json", build_versions(matrix, msha, hdk, hsha))):
+                      ("versions.json", versions)):
         path = os.path.join(out_dir, name)
         data = _dump(obj)
         tmp = path + ".tmp"

@@ -8,7 +8,6 @@ Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage or internal e
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 import traceback
@@ -49,11 +48,12 @@ class AscendifyGroup(click.Group):
         except (ImportError, AttributeError) as exc:
             if os.environ.get("ASCENDIFY_DEBUG"):
                 raise
+            reason = f"{type(exc).__name__}: {exc}"
 
             @click.command(name, help=help_text, context_settings={"ignore_unknown_options": True})
             @click.argument("args", nargs=-1, type=click.UNPROCESSED)
             def unavailable(args: tuple) -> None:
-                raise AscendifyError(f"'ascendify {name}' is not available in this installation ({exc})")
+                raise AscendifyError(f"'ascendify {name}' is not available in this installation ({reason}); reinstall ascendify")
 
             return unavailable
 

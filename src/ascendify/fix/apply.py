@@ -15,7 +15,7 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ascendify.scan.finding import Edit, Finding, Fix
+from ascendify.scan.finding import Edit, Finding
 from ascendify.scan.source import SourceFile
 
 _POS_KINDS = ("replace", "attr", "add_arg", "set_args", "string")

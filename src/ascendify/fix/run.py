@@ -146,7 +146,8 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
         text, applied, remaining, unsafe, error = fix_source(src, fixable, settings, rel)
         if error:
             run.errors.append((rel, error))
-        run.remaining.extend(f for f in remaining if f.fix is None or (not f.fix.safe and not settings.unsafe_fixes))
+        # findings without a fix were counted above; add only the unsafe fixes left out
+        run.remaining.extend(f for f in remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes)
         run.unsafe_skipped += unsafe
         if not applied or text == src.text:
             continue

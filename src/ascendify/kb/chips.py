@@ -149,7 +149,9 @@ def chip_info(soc_version: str) -> Optional[ChipInfo]:
 
 def all_chips() -> List[ChipInfo]:
     """Every soc_version the KB knows, in table order (families 910, 910B, 910C, 950, 310P, 310B, 310)."""
-    return [_make(sv, rec["family"]) for sv, rec in _table()["soc_versions"].items()]
+    table = _table()["soc_versions"]
+    order = _table().get("soc_version_order") or list(table)
+    return [_make(sv, table[sv]["family"]) for sv in order]
 
 
 def families() -> Dict[str, dict]:

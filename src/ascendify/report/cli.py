@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any, Optional
+from typing import Any
 
 import click
 

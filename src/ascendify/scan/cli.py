@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import shutil
 import sys
 from typing import Optional
 
@@ -16,8 +14,8 @@ from ascendify.config import Settings, find_config, load_settings
 from ascendify.errors import AscendifyError
 from ascendify.output import formats
 from ascendify.output.summary import summarize
-from ascendify.rules.registry import CATEGORIES, load_rules
-from ascendify.scan.engine import FileEntry, ScanResult, default_cache_dir, discover, scan_files
+from ascendify.rules.registry import load_rules
+from ascendify.scan.engine import ScanResult, default_cache_dir, discover, scan_files
 from ascendify.scan.finding import SEVERITIES, Finding, severity_rank
 
 

@@ -15,7 +15,7 @@ Name resolution covers what real training scripts do:
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -7,7 +7,7 @@ converts them).  Output formats add 1 to the column, as ruff and flake8 do.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
 SEVERITIES = ("info", "warning", "silent", "error")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import ast
-import json
 from functools import lru_cache
-from importlib import resources
 from typing import Optional
 
+from ascendify.kb.chips import chip_info, families
 from ascendify.rules.checks._util import arg, kwarg, method_call
 from ascendify.rules.registry import check
 from ascendify.scan.context import ancestors, parent
@@ -172,30 +171,20 @@ def complex_call(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------- DTY005
-@lru_cache(maxsize=1)
-def _chip_table() -> dict:
-    """STOPGAP chip table (rules/data/chips_bf16.json, from tools/gen_chips_bf16.py).
-
-    Replace with ``ascendify.kb.chips`` once it exists.
-    """
-    text = resources.files("ascendify.rules").joinpath("data", "chips_bf16.json").read_text(encoding="utf-8")
-    return json.loads(text)
-
-
 def chip_bf16(chip: Optional[str]) -> tuple:
-    """``(bf16, family_name)`` for a soc_version; ``bf16`` is True/False, or None when unknown."""
+    """``(bf16, family_name)`` for a soc_version from ``ascendify.kb.chips``;
+    ``bf16`` is True/False, or None when unknown (unknown chip, or sources disagree)."""
     if not chip:
         return None, None
-    table = _chip_table()
-    entry = table["chips"].get(chip)
-    if entry is None:
-        low = chip.lower()
-        entry = next((e for k, e in table["chips"].items() if k.lower() == low), None)
-    if entry is None:
-        entry = next((e for p, e in table["prefixes"].items() if chip.startswith(p)), None)
-    if entry is None:
+    info = chip_info(chip)
+    if info is None:
         return None, None
-    return entry["bf16"], entry["name"]
+    return info.bf16, info.family_name
+
+
+@lru_cache(maxsize=1)
+def _families_without_bf16() -> str:
+    return ", ".join(f["name"] for f in families().values() if f.get("bf16") is False and f.get("torch_npu_supported"))
 
 
 def _bf16_guarded(node: ast.AST) -> bool:
@@ -222,7 +211,7 @@ def _report_bf16(node: ast.AST, ctx, what: str) -> None:
     if bf16 is False:
         ctx.report(node, what=what, detail=f"{chip} ({family}) has no bf16 support; use float16 with loss scaling or fp32")
         return
-    lacking = ", ".join(_chip_table()["families_without_bf16"])
+    lacking = _families_without_bf16()
     if family:
         detail = f"bf16 support of {chip} ({family}) is not confirmed (sources disagree); check `torch.npu.is_bf16_supported()` on the device"
     elif chip:
