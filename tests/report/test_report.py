@@ -106,3 +106,24 @@ def test_report_from_json_with_includes(tmp_path, project):
 def test_migrate_refuses_output_inside_project(tmp_path, project):
     r = run_cli("migrate", str(project), "-o", str(project / "out"), cwd=str(tmp_path))
     assert r.code == 2 and "must be outside the project" in r.err
+
+
+def test_environment_step_follows_doctor(tmp_path, project):
+    from ascendify.report.build import _environment_status
+
+    step = {"status": "unknown"}
+    _environment_status(step, {"status": "fail", "stack_present": True, "checks": [
+        {"id": "matrix.cann", "title": "torch_npu ↔ CANN", "status": "fail", "found": "torch_npu 2.7.1 needs CANN 9.0.0; installed 8.2.RC1"},
+        {"id": "python.version", "status": "ok"}]})
+    assert step["status"] == "todo" and "needs CANN 9.0.0" in step["note"]
+    _environment_status(step, {"status": "ok", "stack_present": True, "checks": [{"id": "a", "status": "ok"}]})
+    assert step["status"] == "done"
+    _environment_status(step, {"status": "ok", "stack_present": False, "checks": []})
+    assert step["status"] == "unknown" and "no Ascend stack" in step["note"]
+    # migrate runs the real doctor (no Ascend stack on this machine) and shows its section
+    r = run_cli("migrate", str(project), "-o", str(tmp_path / "o2"), cwd=str(tmp_path))
+    assert r.code == 0, r.err
+    doc = json.loads((tmp_path / "o2" / "report" / "report.json").read_text())
+    assert doc["sections"]["doctor"]["schema"] == "ascendify.doctor/1"
+    assert doc["plan"][0]["status"] == "unknown"
+    assert "python.version" in (tmp_path / "o2" / "report" / "index.html").read_text()

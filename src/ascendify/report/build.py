@@ -120,6 +120,7 @@ def build_report(
             "title": step["title"],
             "why": step["why"],
             "command": step.get("command", "").replace("PROJECT", project),
+            "note": "",
             "codes": sorted({d["code"] for d in mine}),
             "findings": len(mine),
             "fixed": sum(1 for d in mine if d["fixed"]),
@@ -130,6 +131,7 @@ def build_report(
         # todo: error/silent findings open; review: only warnings/info open; done: all fixed;
         # unknown: the scan has nothing to say (the step needs a run on the NPU host)
         st["status"] = "todo" if st["severe_open"] else "review" if st["open"] else "done" if st["findings"] else "unknown"
+    _environment_status(plan[0], (sections or {}).get("doctor"))
     used_rules = sorted({d["code"] for d in findings})
     return {
         "schema": SCHEMA,
@@ -146,6 +148,28 @@ def build_report(
                       "summary": rules[c].summary, "fixable": rules[c].fixable} for c in used_rules},
         "sections": sections or {},
     }
+
+
+def _environment_status(step: dict, doctor: Any) -> None:
+    """Step 1 (environment) is judged by ``ascendify doctor``'s result, not by the scan."""
+    step["note"] = ""
+    if not isinstance(doctor, dict) or doctor.get("status") == "not run" or "checks" not in doctor:
+        step["note"] = "doctor did not run; run `ascendify doctor` on the Ascend host"
+        return
+    fails = [c for c in doctor["checks"] if c.get("status") == "fail"]
+    warns = [c for c in doctor["checks"] if c.get("status") == "warn"]
+    if not doctor.get("stack_present", True):
+        step["note"] = "no Ascend stack on the machine that ran the report; run `ascendify doctor` on the NPU host"
+        step["status"] = "unknown"
+    elif fails:
+        step["status"] = "todo"
+        step["note"] = "doctor: " + "; ".join(f"{c.get('title') or c.get('id')}: {c.get('found')}" for c in fails[:3])
+    elif warns:
+        step["status"] = "review"
+        step["note"] = f"doctor: {len(warns)} warning(s)"
+    else:
+        step["status"] = "done"
+        step["note"] = "doctor: every check passed"
 
 
 def load_section_file(path: str) -> tuple[str, Any]:
