@@ -6,4 +6,6 @@ x = torch.ones(2).cuda(non_blocking=True)  # expect: DEV001
 y = (x  # expect: DEV001
      .cuda())
 z = x.cuda(0)  # expect: DEV001
+r = x.cuda(local_rank, non_blocking=True)  # expect: DEV001
+k = x.cuda(device=rank)  # expect: DEV001
 w = x.cuda()  # noqa: DEV001

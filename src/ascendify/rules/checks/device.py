@@ -1,14 +1,292 @@
-"""Device and API rules (DEV): CUDA device strings, ``.cuda()``, ``torch.cuda.*``."""
+"""Device and API rules (DEV), part 1: CUDA device strings and ints, ``.cuda()``,
+``torch.device``, ``device=``, ``map_location``, device-type tests.
+
+A ``"cuda"`` literal is reported exactly once: by the specific rule whose call
+site it sits in (``.to``: DEV002, ``torch.device``: DEV003, ``device=``: DEV004,
+``map_location``: DEV005, ``cuda-or-cpu`` choice: DEV007, comparison: DEV023),
+or — anywhere else, e.g. ``DEVICE = "cuda"`` later used as ``.to(DEVICE)`` —
+by the generic DEV024 at the literal itself.  Literals in call sites owned by
+other categories (AMP, DST, MEM, EXT) are left to those rules.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
+from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
-from ascendify.rules.checks._util import fix, method_call
+from ascendify.rules.checks._util import fix, is_cuda_device_string, kwarg, method_call, torch_root
 from ascendify.rules.registry import check
+from ascendify.scan.context import parent
+
+# ---------------------------------------------------------------------- helpers
+_CUDA_N = re.compile(r"^cuda:(\d+)$")
+
+_OTHER_PREFIXES = (
+    "torch.amp.",
+    "torch.autocast",
+    "torch.cuda.amp.",
+    "torch.cpu.amp.",
+    "torch.distributed.",
+    "torch.nn.parallel.",
+    "deepspeed",
+    "accelerate",
+)
+_OTHER_NAMES = frozenset(
+    {"autocast", "GradScaler", "init_process_group", "init_device_mesh", "DeviceMesh", "DistributedDataParallel", "FullyShardedDataParallel"}
+)
+_QUIET_CALLS = frozenset({"print", "getattr", "hasattr", "setattr", "debug", "info", "warning", "warn", "error", "exception", "log", "critical"})
 
 
+def torch_name(ctx, node: Optional[ast.AST] = None) -> Optional[str]:
+    """The local name of ``torch`` to write in a fix: the one ``node`` is spelled with
+    (``t`` in ``t.cuda.synchronize``), else any import of ``torch``, else None."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if isinstance(node, ast.Name) and ctx.aliases.get(node.id) == "torch":
+        return node.id
+    return torch_root(ctx)
+
+
+def _func_name(call: ast.Call) -> Optional[str]:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    if isinstance(f, ast.Name):
+        return f.id
+    return None
+
+
+def other_domain(call: ast.Call, ctx) -> bool:
+    """True for calls that other categories own: AMP, distributed, deepspeed/accelerate."""
+    name = _func_name(call)
+    if name in _OTHER_NAMES:
+        return True
+    q = ctx.call_name(call)
+    if q is None:
+        return False
+    return any(q == p.rstrip(".") or q.startswith(p if p.endswith(".") else p + ".") for p in _OTHER_PREFIXES)
+
+
+_FORMAT_INDEX = re.compile(r"^cuda:%[dis]$")
+
+
+def _formatted_cuda(node: ast.AST) -> Optional[tuple]:
+    """``"cuda:%d" % i``, ``"cuda:{}".format(i)``, ``"cuda:" + str(i)`` → (the "cuda:..." Constant, i)."""
+    if node.__class__ is ast.BinOp:
+        left = node.left
+        if left.__class__ is not ast.Constant or not isinstance(left.value, str) or not left.value.startswith("cuda:"):
+            return None
+        if isinstance(node.op, ast.Mod) and _FORMAT_INDEX.match(left.value):
+            return left, node.right
+        if isinstance(node.op, ast.Add) and left.value == "cuda:":
+            r = node.right
+            if isinstance(r, ast.Call) and isinstance(r.func, ast.Name) and r.func.id == "str" and len(r.args) == 1 and not r.keywords:
+                return left, r.args[0]
+            return left, None
+        return None
+    if node.__class__ is ast.Call:
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str):
+            if f.value.value == "cuda:{}" and len(node.args) == 1 and not node.keywords:
+                return f.value, node.args[0]
+    return None
+
+
+def cuda_literal(node: Optional[ast.AST]) -> bool:
+    """``"cuda"``, ``"cuda:N"``, an f-string ``f"cuda:{...}"``, or ``"cuda:%d" % i`` / ``"cuda:{}".format(i)`` / ``"cuda:" + str(i)``."""
+    cls = node.__class__
+    if cls is ast.Constant:
+        return is_cuda_device_string(node.value)
+    if cls is ast.JoinedStr and node.values:
+        first = node.values[0]
+        return isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value == "cuda:" and len(node.values) > 1
+    if cls is ast.BinOp or cls is ast.Call:
+        return _formatted_cuda(node) is not None
+    return False
+
+
+def _quoted(ctx, node: ast.Constant, value: str) -> str:
+    """``value`` as a string literal in the quote style ``node`` is written in."""
+    seg = ctx.segment(node)
+    for q in ('"""', "'''", '"', "'"):
+        if seg.endswith(q) and q not in value and "\\" not in value:
+            i = seg.find(q)
+            prefix = seg[:i]
+            if "f" in prefix.lower() or "b" in prefix.lower():
+                break
+            return f"{prefix}{q}{value}{q}"
+    return repr(value)
+
+
+def _npu_import(ctx) -> list:
+    return [ctx.add_import()] if ctx.has_import("torch") else []
+
+
+class _WithTorch:
+    """``ctx`` seen as if ``import torch`` were there (for a file that gets that import)."""
+
+    aliases = {"torch": "torch"}
+
+    def __init__(self, ctx):
+        self.add_prelude = ctx.add_prelude
+
+
+def agnostic_prelude(ctx) -> Optional[list]:
+    """Edits defining ``DEVICE_TYPE``: the prelude, plus ``import torch`` in a file that imports
+    nothing from torch (a config module holding ``DEVICE = "cuda"``).  None when torch is
+    imported only as submodules/names (``from torch import nn``): no ``torch`` name to use."""
+    pre = agn.prelude(ctx)
+    if pre is not None:
+        return [pre]
+    if ctx.has_import("torch"):
+        return None
+    return [ctx.add_import("import torch"), agn.prelude(_WithTorch(ctx))]
+
+
+_PLAIN_PARENTS = (ast.If, ast.IfExp, ast.While, ast.BoolOp, ast.Assign, ast.AnnAssign, ast.Return, ast.Assert, ast.keyword, ast.Call, ast.Expr)
+
+
+def _paren(node: ast.AST, text: str) -> str:
+    """``text`` in parentheses unless ``node``'s parent takes a low-precedence expression as is."""
+    return text if isinstance(parent(node), _PLAIN_PARENTS) else f"({text})"
+
+
+def literal_edits(ctx, node: ast.AST, target: str) -> Optional[list]:
+    """Edits turning a CUDA device literal into the target's device (None = no fix).
+
+    npu: ``"cuda"`` → ``"npu"``, ``"cuda:1"`` → ``"npu:1"``, ``f"cuda:{r}"`` → ``f"npu:{r}"``;
+    agnostic: ``DEVICE_TYPE``, ``f"{DEVICE_TYPE}:1"``, ``f"{DEVICE_TYPE}:{r}"`` plus the prelude.
+    """
+    formatted = _formatted_cuda(node) if node.__class__ in (ast.BinOp, ast.Call) else None
+    if target == "npu":
+        if formatted is not None:
+            const = formatted[0]
+            return [ctx.replace(const, _quoted(ctx, const, "npu" + const.value[4:]))] + _npu_import(ctx)
+        if isinstance(node, ast.Constant):
+            return [ctx.replace(node, _quoted(ctx, node, "npu" + node.value[4:]))] + _npu_import(ctx)
+        seg = ctx.segment(node)
+        i = seg.find("cuda:")
+        if i < 1 or seg[i - 1] not in "\"'":
+            return None
+        return [ctx.replace(node, seg[:i] + "npu:" + seg[i + 5 :])] + _npu_import(ctx)
+    pre = agnostic_prelude(ctx)
+    if pre is None:
+        return None
+    if formatted is not None:  # "cuda:%d" % i → f"{DEVICE_TYPE}:{i}"
+        index = formatted[1]
+        seg = ctx.segment(index) if index is not None else ""
+        if not seg or any(c in seg for c in "\"'{}\n"):
+            return None
+        return [ctx.replace(node, f'f"{{{agn.NAME}}}:{{{seg}}}"')] + pre
+    if isinstance(node, ast.Constant):
+        if node.value == "cuda":
+            return [ctx.replace(node, agn.NAME)] + pre
+        return [ctx.replace(node, f'f"{{{agn.NAME}}}:{node.value[5:]}"')] + pre
+    seg = ctx.segment(node)
+    i = seg.find("cuda:")
+    if i < 1 or seg[i - 1] not in "\"'":
+        return None
+    return [ctx.replace(node, seg[:i] + "{" + agn.NAME + "}:" + seg[i + 5 :])] + pre
+
+
+def literal_fix(ctx, node: ast.AST, operation: str, safe: bool = True):
+    edits = literal_edits(ctx, node, ctx.settings.target)
+    return fix(*edits, safe=safe, operation=operation) if edits else None
+
+
+def is_to_call(call: ast.Call, ctx) -> bool:
+    return method_call(call, "to", "to_empty") is not None and ctx.qualname(call.func) is None
+
+
+def is_torch_device(call: ast.Call, ctx) -> bool:
+    return ctx.call_name(call) == "torch.device"
+
+
+def is_available_call(node: Optional[ast.AST], ctx) -> bool:
+    return isinstance(node, ast.Call) and ctx.call_name(node) == "torch.cuda.is_available" and not node.args
+
+
+def cuda_or_cpu(ifexp: ast.IfExp, ctx) -> bool:
+    """``"cuda" if torch.cuda.is_available() else "cpu"`` (DEV007 rewrites the whole choice)."""
+    return (
+        is_available_call(ifexp.test, ctx)
+        and isinstance(ifexp.body, ast.Constant)
+        and is_cuda_device_string(ifexp.body.value)
+        and isinstance(ifexp.orelse, ast.Constant)
+        and ifexp.orelse.value == "cpu"
+    )
+
+
+def _device_test_literals(node: ast.Compare) -> list:
+    """The CUDA literals a comparison tests against (``x.device.type == "cuda"``, ``d in ("cuda", "cpu")``)."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+        return []
+    out = []
+    for side in (node.left, node.comparators[0]):
+        if isinstance(side, ast.Constant):
+            if is_cuda_device_string(side.value):
+                out.append(side)
+        elif isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+            out.extend(e for e in side.elts if isinstance(e, ast.Constant) and is_cuda_device_string(e.value))
+    return out
+
+
+def literal_owner(node: ast.AST, ctx) -> Optional[str]:
+    """Which rule reports the CUDA literal ``node`` ("skip" = nobody, other = other category)."""
+    p = parent(node)
+    if isinstance(p, (ast.JoinedStr, ast.Expr, ast.Subscript)):
+        return "skip"
+    if isinstance(p, (ast.Tuple, ast.List, ast.Set)) and isinstance(parent(p), ast.Compare):
+        return "DEV023"
+    if isinstance(p, ast.Compare):
+        return "DEV023" if _device_test_literals(p) else "skip"
+    if isinstance(p, ast.IfExp) and node is p.body and cuda_or_cpu(p, ctx):
+        return "DEV007"
+    if isinstance(p, ast.keyword):
+        call = parent(p)
+        if not isinstance(call, ast.Call):
+            return None
+        if other_domain(call, ctx) or p.arg in ("pin_memory_device", "device_map"):  # MEM001, EXT009
+            return "other"
+        if p.arg == "device":
+            if is_to_call(call, ctx):
+                return "DEV002"
+            if is_torch_device(call, ctx):
+                return "DEV003"
+            return "DEV004"
+        if p.arg == "type" and is_torch_device(call, ctx):
+            return "DEV003"
+        if p.arg == "map_location":
+            return "DEV005"
+        return None
+    if isinstance(p, ast.Dict):
+        if any(k is node for k in p.keys):  # a key is a tag to look up (a saved location in a map_location dict), not a device
+            return "skip"
+        kw = parent(p)
+        if isinstance(kw, ast.keyword) and kw.arg == "map_location":
+            return "DEV005" if any(v is node for v in p.values) else "skip"
+        if isinstance(kw, ast.keyword) and kw.arg == "device_map":
+            return "other"  # EXT009
+        return None
+    if isinstance(p, ast.Call) and node in p.args:
+        if other_domain(p, ctx):
+            return "other"
+        if _func_name(p) in _QUIET_CALLS:
+            return "skip"
+        if is_to_call(p, ctx) and p.args[0] is node:
+            return "DEV002"
+        if is_torch_device(p, ctx) and p.args[0] is node:
+            return "DEV003"
+        if method_call(p, "startswith", "endswith") and p.args[0] is node and getattr(node, "value", None) == "cuda":
+            return "DEV023"
+        if ctx.call_name(p) == "torch.load" and len(p.args) > 1 and p.args[1] is node:
+            return "DEV005"
+    return None
+
+
+# ---------------------------------------------------------------------- DEV001
 @check("DEV001", ast.Call)
 def cuda_method(node: ast.Call, ctx) -> None:
     if method_call(node, "cuda") is None:
@@ -21,11 +299,331 @@ def cuda_method(node: ast.Call, ctx) -> None:
     else:
         pre = agn.prelude(ctx)
         f = None
-        if pre is not None:
-            args = ctx.args_text(node)
-            if node.args:  # .cuda(rank) -> .to(f"{DEVICE_TYPE}:{rank}")
-                args[0] = f'f"{{{agn.NAME}}}:{{{args[0]}}}"'
+        index = node.args[0] if node.args else kwarg(node, "device")
+        if pre is not None and not any(isinstance(a, ast.Starred) for a in node.args) and not any(k.arg is None for k in node.keywords):
+            rest = [ctx.segment(a) for a in node.args[1:]] + [f"{k.arg}={ctx.segment(k.value)}" for k in node.keywords if k.arg != "device"]
+            if index is None:
+                first = agn.NAME
+            elif isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool):
+                first = f'f"{{{agn.NAME}}}:{index.value}"'
+            elif isinstance(index, ast.Constant) and isinstance(index.value, str) and _CUDA_N.match(index.value):
+                first = f'f"{{{agn.NAME}}}:{index.value[5:]}"'
             else:
-                args.insert(0, agn.NAME)
-            f = fix(ctx.rename_attr(func, "to"), ctx.set_args(node, ", ".join(args)), pre, operation="replace .cuda() with .to(DEVICE_TYPE)")
+                seg = ctx.segment(index)
+                first = f'f"{{{agn.NAME}}}:{{{seg}}}"' if not any(c in seg for c in '"{}\n') else None
+            if first is not None:
+                f = fix(ctx.rename_attr(func, "to"), ctx.set_args(node, ", ".join([first] + rest)), pre, operation="replace .cuda() with .to(DEVICE_TYPE)")
     ctx.report(node, f)
+
+
+# ---------------------------------------------------------------------- DEV002
+@check("DEV002", ast.Call)
+def to_cuda_string(node: ast.Call, ctx) -> None:
+    if method_call(node, "to", "to_empty") is None or ctx.qualname(node.func) is not None:
+        return
+    lit = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else kwarg(node, "device")
+    if not cuda_literal(lit):
+        return
+    ctx.report(lit, literal_fix(ctx, lit, "move to the target device"), method=node.func.attr)
+
+
+# ---------------------------------------------------------------------- DEV003
+@check("DEV003", ast.Call)
+def torch_device_cuda(node: ast.Call, ctx) -> None:
+    f = node.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "device" or isinstance(f, ast.Name)):
+        return
+    if not is_torch_device(node, ctx):
+        return
+    lit = node.args[0] if node.args else kwarg(node, "type")
+    if not cuda_literal(lit):
+        return
+    ctx.report(lit, literal_fix(ctx, lit, "torch.device on the target device"))
+
+
+# ---------------------------------------------------------------------- DEV004
+@check("DEV004", ast.keyword)
+def device_kwarg_cuda(node: ast.keyword, ctx) -> None:
+    if node.arg != "device" or not cuda_literal(node.value):
+        return
+    call = parent(node)
+    if not isinstance(call, ast.Call) or is_to_call(call, ctx) or is_torch_device(call, ctx) or other_domain(call, ctx):
+        return
+    ctx.report(node.value, literal_fix(ctx, node.value, "device= on the target device"), func=_func_name(call) or "call")
+
+
+# ---------------------------------------------------------------------- DEV005
+@check("DEV005", ast.Call)
+def map_location_cuda(node: ast.Call, ctx) -> None:
+    if _func_name(node) != "load" or ctx.call_name(node) != "torch.load":
+        return
+    ml = kwarg(node, "map_location")
+    if ml is None and len(node.args) > 1:
+        ml = node.args[1]
+    if ml is None:
+        return
+    if cuda_literal(ml):
+        ctx.report(ml, literal_fix(ctx, ml, "map_location on the target device"))
+    elif isinstance(ml, ast.Dict):
+        # keys are the saved location tags ("cuda:0" in a GPU checkpoint) and stay; values are where to load
+        lits = [v for v in ml.values if cuda_literal(v)]
+        if not lits:
+            return
+        edits: list = []
+        for lit in lits:
+            e = literal_edits(ctx, lit, ctx.settings.target)
+            if e is None:
+                edits = []
+                break
+            edits.extend(e)
+        ctx.report(ml, fix(*edits, operation="map_location on the target device") if edits else None)
+
+
+# ---------------------------------------------------------------------- DEV006
+_INT_NAME = re.compile(r"^(local_?rank|rank|gpu|gpus?_?id|gpu_?idx|gpu_?index|device_?id|device_?idx|device_?index|dev_?id|cuda_?id|local_?device)$", re.IGNORECASE)
+
+
+def int_device(node: Optional[ast.AST], ctx) -> Optional[bool]:
+    """Is ``node`` an int device index?  True = certainly, False = by its name only, None = no."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant):
+        return True if isinstance(node.value, int) and not isinstance(node.value, bool) else None
+    if isinstance(node, ast.Call):
+        name = ctx.call_name(node) or ""
+        if isinstance(node.func, ast.Name) and node.func.id == "int":
+            return True
+        if name.endswith((".current_device", ".get_local_rank", ".current_device_index")):
+            return True
+        return None
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        ad = ctx.arg_default_for(node)
+        if ad is not None and ad.type_name == "int":
+            return True
+        target = ctx.resolve(node)
+        if target is not None and target is not node:
+            if isinstance(target, ast.Constant):
+                return True if isinstance(target.value, int) and not isinstance(target.value, bool) else None
+            if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "int":
+                return True
+            if not isinstance(target, (ast.Name, ast.Attribute)):
+                return None
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        if _INT_NAME.match(last):
+            return False
+    return None
+
+
+_INT_IS_ACCELERATOR_SINCE = (2, 5)  # pytorch/pytorch#129119: an int device is the current accelerator
+
+
+def _release(version: Optional[str]) -> tuple:
+    parts = []
+    for p in (version or "").split(".")[:2]:
+        digits = "".join(c for c in p if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _int_device_severity(ctx) -> str:
+    """error when the target torch_npu's torch still reads an int device as CUDA, else warning."""
+    if ctx.settings.target == "npu" and _release(ctx.settings.torch_npu) < _INT_IS_ACCELERATOR_SINCE:
+        return "error"
+    return "warning"
+
+
+def _index_text(ctx, node: ast.AST, dev: str) -> Optional[str]:
+    if isinstance(node, ast.Constant):
+        return f'"{dev}:{node.value}"' if dev == "npu" else f'f"{{{dev}}}:{node.value}"'
+    seg = ctx.segment(node)
+    if "\n" in seg or '"' in seg or "{" in seg:
+        return None
+    return f'f"npu:{{{seg}}}"' if dev == "npu" else f'f"{{{dev}}}:{{{seg}}}"'
+
+
+@check("DEV006", ast.Call)
+def bare_int_device(node: ast.Call, ctx) -> None:
+    name = _func_name(node)
+    target = ctx.settings.target
+    if name in ("to", "to_empty") and ctx.qualname(node.func) is None:
+        arg = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else kwarg(node, "device")
+        kind = int_device(arg, ctx)
+        if kind is None:
+            return
+        dev = "npu" if target == "npu" else agn.NAME
+        text = _index_text(ctx, arg, dev)
+        f = None
+        if text is not None:
+            extra = _npu_import(ctx) if target == "npu" else agnostic_prelude(ctx)
+            if extra is not None:
+                f = fix(ctx.replace(arg, text), *extra, safe=kind, operation="name the device type of an int device")
+        ctx.report(arg, f, severity=_int_device_severity(ctx), form=f"{name}({ctx.segment(arg)})")
+    elif name == "device" and is_torch_device(node, ctx):
+        if len(node.args) != 1 or node.keywords:
+            return
+        arg = node.args[0]
+        kind = int_device(arg, ctx)
+        if kind is None:
+            return
+        f = None
+        if target == "npu":
+            f = fix(ctx.set_args(node, f'"npu", {ctx.segment(arg)}'), *_npu_import(ctx), safe=kind, operation="name the device type of an int device")
+        else:
+            pre = agn.prelude(ctx)
+            if pre is not None:
+                f = fix(ctx.set_args(node, f"{agn.NAME}, {ctx.segment(arg)}"), pre, safe=kind, operation="name the device type of an int device")
+        ctx.report(arg, f, severity=_int_device_severity(ctx), form=f"torch.device({ctx.segment(arg)})")
+    else:
+        arg = kwarg(node, "device")
+        if arg is None or name == "cuda" or other_domain(node, ctx):
+            return
+        kind = int_device(arg, ctx)
+        if kind is None:
+            return
+        dev = "npu" if target == "npu" else agn.NAME
+        text = _index_text(ctx, arg, dev)
+        f = None
+        if text is not None:
+            extra = _npu_import(ctx) if target == "npu" else agnostic_prelude(ctx)
+            if extra is not None:
+                f = fix(ctx.replace(arg, text), *extra, safe=kind, operation="name the device type of an int device")
+        ctx.report(arg, f, severity=_int_device_severity(ctx), form=f"device={ctx.segment(arg)}")
+
+
+# ---------------------------------------------------------------------- DEV007
+@check("DEV007", ast.Call)
+def cuda_is_available(node: ast.Call, ctx) -> None:
+    if _func_name(node) != "is_available" or not is_available_call(node, ctx):
+        return
+    p = parent(node)
+    choice = p if isinstance(p, ast.IfExp) and p.test is node and cuda_or_cpu(p, ctx) else None
+    t = torch_name(ctx, node.func)
+    f = None
+    if ctx.settings.target == "npu":
+        new = f"{t}.npu.is_available()" if t else "torch_npu.npu.is_available()"
+        edits = [ctx.replace(node, new), ctx.add_import()]
+        if choice is not None:
+            edits.insert(1, ctx.replace(choice.body, _quoted(ctx, choice.body, "npu" + choice.body.value[4:])))
+        f = fix(*edits, operation="test for an NPU instead of CUDA")
+    else:
+        pre = agn.prelude(ctx)
+        if pre is not None:
+            if choice is not None and choice.body.value == "cuda":
+                f = fix(ctx.replace(choice, agn.NAME), pre, operation="use DEVICE_TYPE for the device choice")
+            else:
+                edits = [ctx.replace(node, f"{t}.accelerator.is_available()")]
+                if choice is not None:
+                    edits += literal_edits(ctx, choice.body, "agnostic") or []
+                f = fix(*edits, operation="test for any accelerator instead of CUDA")
+    ctx.report(node, f)
+
+
+# ---------------------------------------------------------------------- DEV015
+@check("DEV015", ast.Attribute)
+def tensor_is_cuda(node: ast.Attribute, ctx) -> None:
+    if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load) or ctx.qualname(node) is not None:
+        return
+    if ctx.settings.target == "npu":
+        f = fix(ctx.rename_attr(node, "is_npu"), ctx.add_import(), operation="replace .is_cuda with .is_npu")
+    else:
+        # "on an accelerator" = not on the CPU; unsafe: meta tensors also pass
+        seg = ctx.segment(node.value)
+        f = None
+        if "\n" not in seg:
+            where, op = node, "!="
+            p = parent(node)
+            if isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not):
+                where, op = p, "=="
+            text = _paren(where, f'{seg}.device.type {op} "cpu"')
+            f = fix(ctx.replace(where, text), safe=False, operation="test for a non-CPU device instead of .is_cuda")
+    ctx.report(node, f)
+
+
+# ---------------------------------------------------------------------- DEV017
+@check("DEV017", ast.Call)
+def torch_load_no_map_location(node: ast.Call, ctx) -> None:
+    if _func_name(node) != "load" or ctx.call_name(node) != "torch.load":
+        return
+    if len(node.args) != 1 or any(isinstance(a, ast.Starred) for a in node.args):
+        return
+    if any(k.arg is None or k.arg == "map_location" for k in node.keywords):
+        return
+    f = fix(ctx.add_keyword(node, 'map_location="cpu"'), safe=False, operation='load the checkpoint with map_location="cpu"')
+    ctx.report(node, f)
+
+
+# ---------------------------------------------------------------------- DEV023
+@check("DEV023", ast.Compare, ast.Call)
+def device_type_test(node, ctx) -> None:
+    if isinstance(node, ast.Compare):
+        lits = _device_test_literals(node)
+        if not lits:
+            return
+    else:
+        if method_call(node, "startswith", "endswith") is None or len(node.args) != 1:
+            return
+        lits = node.args
+        if not (isinstance(lits[0], ast.Constant) and lits[0].value == "cuda"):
+            return
+    target = ctx.settings.target
+    if target != "npu":
+        ctx.report(node, _agnostic_device_test(node, lits, ctx))
+        return
+    edits: list = []
+    for lit in lits:
+        e = literal_edits(ctx, lit, target)
+        if e is None:
+            edits = []
+            break
+        edits.extend(e)
+    ctx.report(node, fix(*edits, operation="test for the target device type") if edits else None)
+
+
+def _agnostic_device_test(node, lits, ctx):
+    """``== "cuda"`` → ``!= "cpu"`` (on an accelerator, whichever); exact ``"cuda:N"`` → ``f"{DEVICE_TYPE}:N"``.
+
+    Unsafe: a meta tensor, or a second accelerator type, now passes the test.
+    """
+    op_name = "test for a non-CPU device"
+    lit = lits[0]
+    if isinstance(node, ast.Call):  # str(d).startswith("cuda") → not str(d).startswith("cpu")
+        inner = _quoted(ctx, lit, "cpu")
+        text = f"not {ctx.segment(node.func)}({inner})"
+        return fix(ctx.replace(node, _paren(node, text)), safe=False, operation=op_name)
+    op = node.ops[0]
+    if len(lits) == 1 and lit.value == "cuda" and "\n" not in ctx.segment(node):
+        cpu = _quoted(ctx, lit, "cpu")
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            other = node.comparators[0] if lit is node.left else node.left
+            if not isinstance(other, (ast.Tuple, ast.List, ast.Set)):
+                sym = "!=" if isinstance(op, ast.Eq) else "=="
+                return fix(ctx.replace(node, f"{ctx.segment(other)} {sym} {cpu}"), safe=False, operation=op_name)
+        elif lit is node.left:  # "cuda" in str(d) → "cpu" not in str(d)
+            sym = "not in" if isinstance(op, ast.In) else "in"
+            return fix(ctx.replace(node, f"{cpu} {sym} {ctx.segment(node.comparators[0])}"), safe=False, operation=op_name)
+    edits: list = []
+    for lit in lits:
+        e = literal_edits(ctx, lit, "agnostic")
+        if e is None:
+            return None
+        edits.extend(e)
+    return fix(*edits, safe=False, operation="test for DEVICE_TYPE")
+
+
+# ---------------------------------------------------------------------- DEV024
+@check("DEV024", ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call)
+def cuda_device_string(node, ctx) -> None:
+    cls = node.__class__
+    if cls is ast.Constant:
+        v = node.value
+        if v.__class__ is not str or not v.startswith("cuda") or not is_cuda_device_string(v):
+            return
+    elif cls is ast.Call:
+        f = node.func
+        if f.__class__ is not ast.Attribute or f.attr != "format" or not cuda_literal(node):
+            return
+    elif not cuda_literal(node):
+        return
+    if literal_owner(node, ctx) is not None:
+        return
+    ctx.report(node, literal_fix(ctx, node, "replace the CUDA device string"), value=ctx.segment(node))

@@ -1,0 +1,276 @@
+"""Device and API rules (DEV), part 2: ``torch.cuda.*`` APIs (from ``data/cuda_api_map.toml``),
+NVTX markers, cuDNN / TF32 backend flags, CUDA environment variables.
+
+(``nvidia-smi`` and NVML imports are EXT010's.)
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from functools import lru_cache
+from importlib import resources
+from typing import Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ascendify.rules.checks import agnostic as agn
+from ascendify.rules.checks._util import fix
+from ascendify.rules.checks.device import torch_name
+from ascendify.rules.registry import check
+from ascendify.scan.context import ancestors, parent
+
+
+@lru_cache(maxsize=1)
+def cuda_api_map() -> dict:
+    """``torch.cuda`` name → entry (code, npu, agnostic, agnostic_fix, dtype, note) from ``cuda_api_map.toml``."""
+    text = resources.files("ascendify.rules").joinpath("data", "cuda_api_map.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["api"]
+
+
+_MAP = cuda_api_map()
+_NAMES_BY_CODE: dict = {}
+for _name, _entry in _MAP.items():
+    _NAMES_BY_CODE.setdefault(_entry["code"], set()).add(_name)
+
+
+def cuda_names(ctx) -> dict:
+    """Local names bound to ``torch.cuda`` members (``from torch.cuda import synchronize``), per file."""
+    names = getattr(ctx, "_dev_cuda_names", None)
+    if names is None:
+        names = {k: v[11:] for k, v in ctx.aliases.items() if v.startswith("torch.cuda.")}
+        ctx._dev_cuda_names = names
+    return names
+
+
+def _torch_cuda_ref(node, ctx, names) -> Optional[str]:
+    """The ``torch.cuda`` name ``node`` refers to (Attribute ``torch.cuda.X`` or imported Name ``X``), if in ``names``.
+
+    Called for every Attribute and Name node by several rules, so kept to one call."""
+    if node.__class__ is ast.Attribute:
+        attr = node.attr
+        if attr not in names or ctx.qualname(node) != "torch.cuda." + attr:
+            return None
+        return attr
+    try:
+        local = ctx._dev_cuda_names
+    except AttributeError:
+        local = cuda_names(ctx)
+    if not local:
+        return None
+    name = local.get(node.id)
+    return name if name in names else None
+
+
+def _npu_text(ctx, name: str, node: Optional[ast.AST] = None) -> str:
+    t = torch_name(ctx, node)
+    return f"{t}.npu.{name}" if t else f"torch_npu.npu.{name}"
+
+
+def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
+    if ctx.settings.target == "npu":
+        if not entry.get("npu"):
+            return None
+        op = f"torch.cuda.{name} → torch.npu.{entry['npu']}"
+        return fix(ctx.replace(node, _npu_text(ctx, entry["npu"], node)), ctx.add_import(), safe=safe, operation=op)
+    t = torch_name(ctx, node)
+    if t is None:
+        return None
+    agnostic = entry.get("agnostic")
+    if agnostic:
+        ok = safe and entry.get("agnostic_fix") == "safe"
+        return fix(ctx.replace(node, f"{t}.{agnostic}"), safe=ok, operation=f"torch.cuda.{name} → torch.{agnostic}")
+    dtype = entry.get("dtype")
+    call = parent(node)
+    if dtype and isinstance(call, ast.Call) and call.args == [node] and not call.keywords:
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr == "type" and ctx.qualname(f) is None:
+            pre = agn.prelude(ctx)
+            if pre is not None:
+                return fix(ctx.rename_attr(f, "to"), ctx.set_args(call, f"{agn.NAME}, {t}.{dtype}"), pre, safe=safe, operation=".type(torch.cuda.XTensor) → .to(DEVICE_TYPE, dtype)")
+    return None
+
+
+def _make_api_check(code: str, safe: bool = True):
+    names = frozenset(_NAMES_BY_CODE.get(code, ()))
+
+    def api_check(node, ctx) -> None:
+        if node.__class__ is ast.Attribute:
+            if node.attr not in names:  # the common case, without a call
+                return
+        else:
+            try:
+                local = ctx._dev_cuda_names
+            except AttributeError:
+                local = cuda_names(ctx)
+            if not local or node.id not in local:
+                return
+        name = _torch_cuda_ref(node, ctx, names)
+        if name is None or not isinstance(node.ctx, ast.Load):
+            return
+        entry = _MAP[name]
+        ctx.report(node, _api_fix(node, ctx, name, entry, safe), api=f"torch.cuda.{name}", note=entry.get("note", ""), npu=entry.get("npu") or "")
+
+    api_check.__name__ = f"cuda_api_{code}"
+    return check(code, ast.Attribute, ast.Name)(api_check)
+
+
+for _code in ("DEV008", "DEV009", "DEV010", "DEV011", "DEV012", "DEV016"):
+    _make_api_check(_code)
+_make_api_check("DEV013", safe=False)  # NPUGraph captures aclnn ops only: review the captured region
+
+
+# ---------------------------------------------------------------------- DEV014 nvtx
+@check("DEV014", ast.Attribute, ast.Name)
+def cuda_nvtx(node, ctx) -> None:
+    if node.__class__ is ast.Attribute:
+        if node.attr != "nvtx" or ctx.qualname(node) != "torch.cuda.nvtx":
+            return
+    else:
+        local = cuda_names(ctx)
+        if not local:
+            return
+        name = local.get(node.id)
+        if name is None or not (name == "nvtx" or name.startswith("nvtx.")):
+            return
+    p = parent(node)
+    where = p if isinstance(p, ast.Attribute) else node
+    ctx.report(where, api=ctx.segment(where))
+
+
+# ---------------------------------------------------------------------- DEV018-020 backend flags
+_DETERMINISTIC = "torch.backends.cudnn.deterministic"
+_NO_EFFECT_STORES = frozenset(
+    {
+        "torch.backends.cudnn.benchmark",
+        "torch.backends.cudnn.enabled",
+        "torch.backends.cudnn.benchmark_limit",
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+    }
+)
+_NO_EFFECT_CALLS = frozenset(
+    {
+        "torch.backends.cudnn.flags",
+        "torch.backends.cudnn.set_flags",
+        "torch.backends.cuda.enable_flash_sdp",
+        "torch.backends.cuda.enable_mem_efficient_sdp",
+        "torch.backends.cuda.enable_math_sdp",
+        "torch.backends.cuda.enable_cudnn_sdp",
+        "torch.backends.cuda.sdp_kernel",
+        "torch.backends.cuda.preferred_linalg_library",
+        "torch.backends.cuda.preferred_blas_library",
+    }
+)
+_TF32 = {
+    "torch.backends.cuda.matmul.allow_tf32": "matmul.allow_hf32",
+    "torch.backends.cudnn.allow_tf32": "conv.allow_hf32",
+}
+_FLAG_ATTRS = frozenset({"deterministic", "benchmark", "enabled", "benchmark_limit", "allow_tf32", "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"})
+
+
+def _stored_flag(node: ast.Attribute, ctx) -> Optional[str]:
+    if node.attr not in _FLAG_ATTRS or not isinstance(node.ctx, ast.Store):
+        return None
+    return ctx.qualname(node)
+
+
+@check("DEV018", ast.Attribute)
+def cudnn_deterministic(node: ast.Attribute, ctx) -> None:
+    if node.attr == "deterministic" and _stored_flag(node, ctx) == _DETERMINISTIC:
+        ctx.report(node)
+
+
+@check("DEV019", ast.Attribute, ast.Call)
+def cuda_backend_flag(node, ctx) -> None:
+    if isinstance(node, ast.Attribute):
+        q = _stored_flag(node, ctx)
+        if q in _NO_EFFECT_STORES:
+            ctx.report(node, flag=q)
+        return
+    f = node.func
+    if not isinstance(f, ast.Attribute) or f.attr not in ("flags", "set_flags") and "sdp" not in f.attr and not f.attr.startswith("preferred_"):
+        return
+    q = ctx.qualname(f)
+    if q in _NO_EFFECT_CALLS:
+        ctx.report(node, flag=q + "()")
+
+
+@check("DEV020", ast.Attribute)
+def tf32_flag(node: ast.Attribute, ctx) -> None:
+    if node.attr != "allow_tf32":
+        return
+    q = _stored_flag(node, ctx)
+    if q not in _TF32:
+        return
+    f = None
+    if ctx.settings.target == "npu":
+        # HF32 is not TF32 bit-for-bit, and the NPU defaults differ (conv HF32 on, matmul HF32 off)
+        f = fix(ctx.replace(node, _npu_text(ctx, _TF32[q], node)), ctx.add_import(), safe=False, operation=f"{q} → torch.npu.{_TF32[q]}")
+    ctx.report(node, f, flag=q, npu=f"torch.npu.{_TF32[q]}")
+
+
+# ---------------------------------------------------------------------- DEV021/022 env vars
+_ENV = {
+    "CUDA_VISIBLE_DEVICES": ("DEV021", "ASCEND_RT_VISIBLE_DEVICES"),
+    "CUDA_LAUNCH_BLOCKING": ("DEV021", "ASCEND_LAUNCH_BLOCKING"),
+    "PYTORCH_CUDA_ALLOC_CONF": ("DEV022", "PYTORCH_NPU_ALLOC_CONF"),
+}
+_QUIET = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "log", "critical", "write", "echo", "secho"})
+
+
+def _quiet_place(node: ast.AST) -> bool:
+    """Docstrings and text printed or logged (not code that runs)."""
+    p = parent(node)
+    if isinstance(p, ast.JoinedStr):
+        p = parent(p)
+    if isinstance(p, ast.Expr):
+        return True
+    for a in ancestors(node):
+        if isinstance(a, ast.Call):
+            f = a.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            return name in _QUIET
+        if isinstance(a, (ast.stmt, ast.Lambda)):
+            return False
+    return False
+
+
+def _env_edit(node: ast.Constant, ctx, old: str, new: str):
+    p = parent(node)
+    if isinstance(p, ast.JoinedStr):
+        return p, ctx.replace(p, ctx.segment(p).replace(old, new))
+    seg = ctx.segment(node)
+    if old not in seg:
+        return node, None
+    return node, ctx.replace(node, seg.replace(old, new))
+
+
+def _make_env_check(code: str, safe: bool):
+    names = {k: v[1] for k, v in _ENV.items() if v[0] == code}
+
+    def env_check(node: ast.Constant, ctx) -> None:
+        v = node.value
+        if v.__class__ is not str or "CUDA" not in v:
+            return
+        for old, new in names.items():
+            if old in v and (v == old or old + "=" in v):
+                break
+        else:
+            return
+        if _quiet_place(node):
+            return
+        where, edit = _env_edit(node, ctx, old, new)
+        if ctx.settings.target != "npu":  # device-agnostic code must keep working on CUDA too
+            edit = None
+        ctx.report(where, fix(edit, safe=safe, operation=f"{old} → {new}") if edit else None, var=old, npu=new)
+
+    env_check.__name__ = f"cuda_env_{code}"
+    return check(code, ast.Constant)(env_check)
+
+
+_make_env_check("DEV021", safe=True)
+_make_env_check("DEV022", safe=False)  # the NPU allocator accepts a different set of keys

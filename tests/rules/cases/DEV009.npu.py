@@ -1,0 +1,9 @@
+import torch
+from torch import cuda
+import torch_npu
+
+name = torch.npu.get_device_name(0)  # expect: DEV009
+props = torch.npu.get_device_properties(0)  # expect: DEV009
+major, minor = torch.npu.get_device_capability()  # expect: DEV009
+use_bf16 = torch.npu.is_bf16_supported()  # expect: DEV009
+archs = torch.cuda.get_arch_list()  # expect: DEV009

@@ -1,0 +1,8 @@
+import torch
+from torch import cuda
+
+name = torch.cuda.get_device_name(0)  # expect: DEV009
+props = torch.cuda.get_device_properties(0)  # expect: DEV009
+major, minor = cuda.get_device_capability()  # expect: DEV009
+use_bf16 = torch.cuda.is_bf16_supported()  # expect: DEV009
+archs = torch.cuda.get_arch_list()  # expect: DEV009

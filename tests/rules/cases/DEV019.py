@@ -1,0 +1,8 @@
+import torch
+from torch.backends import cudnn
+
+torch.backends.cudnn.benchmark = True  # expect: DEV019
+cudnn.enabled = False  # expect: DEV019
+torch.backends.cuda.enable_flash_sdp(False)  # expect: DEV019
+with torch.backends.cudnn.flags(enabled=False):  # expect: DEV019
+    pass
