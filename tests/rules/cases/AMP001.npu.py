@@ -1,0 +1,31 @@
+import torch
+import torch.nn as nn
+from torch_npu.npu.amp import autocast as ac, GradScaler  # expect: AMP001
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.npu.amp.GradScaler(init_scale=1024)  # expect: AMP001
+scaler2 = GradScaler(enabled=use_amp)
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    @torch.npu.amp.custom_fwd(cast_inputs=torch.float32)  # expect: AMP001
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @torch.npu.amp.custom_bwd  # expect: AMP001
+    def backward(ctx, g):
+        return g * 2
+
+
+def step(x, y):
+    with torch.npu.amp.autocast():  # expect: AMP001
+        loss = nn.functional.mse_loss(model(x), y)
+    with ac(False):
+        loss2 = loss * 1
+    with torch.npu.amp.autocast(dtype=torch.bfloat16, enabled=args.amp or args.bf16):  # expect: AMP001
+        pass
+    scaler.scale(loss + loss2).backward()
+    return isinstance(scaler, torch.npu.amp.GradScaler)  # expect: AMP001

@@ -1,0 +1,29 @@
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+from torch.distributed import Backend
+import torch_npu
+
+BACKEND = "hccl"  # expect: DST001
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dist-backend", default="hccl", choices=["hccl", "gloo"])  # expect: DST001
+parser.add_argument("--ddp_backend", type=str, default="hccl")  # expect: DST001
+args = parser.parse_args()
+
+
+def setup(rank, world_size):
+    dist.init_process_group(backend=args.dist_backend, rank=rank, world_size=world_size)
+    torch.distributed.init_process_group("hccl")  # expect: DST001
+    dist.init_process_group(
+        backend="hccl",  # expect: DST001
+        init_method="env://",
+    )
+    dist.init_process_group(BACKEND)
+    dist.init_process_group("hccl")  # expect: DST001
+    dist.init_process_group("hccl")  # expect: DST001
+    dist.init_process_group(backend=os.environ.get("BACKEND", 'hccl'))  # expect: DST001
+    group = dist.new_group([0, 1], None, "cpu:gloo,npu:hccl")  # expect: DST001
+    return group
