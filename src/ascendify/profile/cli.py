@@ -1,0 +1,180 @@
+"""``ascendify profile DIR`` and ``ascendify profile compare GPU_TRACE NPU_DIR``."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Optional
+
+import click
+
+from ascendify.fsutil import atomic_write
+
+
+class DefaultGroup(click.Group):
+    """A group that runs ``default_cmd`` when the first argument is not a subcommand
+    (so ``ascendify profile DIR`` means ``ascendify profile analyze DIR``)."""
+
+    default_cmd = "analyze"
+
+    def parse_args(self, ctx: click.Context, args: list) -> list:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_cmd] + list(args)
+        return super().parse_args(ctx, args)
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    if output:
+        atomic_write(output, text.encode("utf-8"))
+    else:
+        click.echo(text, nl=False)
+
+
+def _us(x: Optional[float]) -> str:
+    if x is None:
+        return "-"
+    if x >= 1e6:
+        return f"{x / 1e6:,.2f} s"
+    if x >= 1e3:
+        return f"{x / 1e3:,.2f} ms"
+    return f"{x:,.1f} µs"
+
+
+def render_text(rep: dict) -> str:
+    out = [f"Profile: {rep['output']}"]
+    present = [k for k, v in rep["files"].items() if v]
+    out.append(f"files: {', '.join(present) if present else 'none'}")
+    out.append("")
+    k = rep.get("kernels")
+    if k:
+        out.append(f"Device tasks: {k['rows']:,} rows, {_us(k['total_us'])} summed; HCCL (communication) {_us(k['hccl_us'])} = {k['hccl_share']:.1%}, "
+                   f"compute {_us(k['compute_us'])}" + (f"; steps {', '.join(k['steps'][:8])}" if k.get("steps") else ""))
+        if k.get("by_core"):
+            out.append("by core: " + ", ".join(f"{c} {v['share']:.1%}" for c, v in k["by_core"].items()))
+        out.append("")
+        out.append(f"Top {len(k['top_ops'])} of {k['op_types']} compute operator types by device time:")
+        out.append(f"  {'op type':<34} {'core':<16} {'count':>7} {'total':>12} {'avg':>11} {'share':>7}")
+        for r in k["top_ops"]:
+            out.append(f"  {r['op_type'][:34]:<34} {','.join(r['core_types'])[:16]:<16} {r['count']:>7} {_us(r['total_us']):>12} {_us(r['avg_us']):>11} {r['share']:>7.1%}")
+        if k.get("hccl_ops"):
+            out.append("  communication: " + ", ".join(f"{r['op_type']} ×{r['count']} {_us(r['total_us'])} ({r['share']:.1%})" for r in k["hccl_ops"][:5]))
+        out.append("")
+        if k["aicpu"]:
+            n = sum(a["count"] for a in k["aicpu"])
+            out.append(f"AI_CPU operators ({n} task(s), {sum(a['total_us'] for a in k['aicpu']) / k['total_us']:.2%} of device time):" if k["total_us"] else "AI_CPU operators:")
+            for a in k["aicpu"]:
+                dt = f" {a['input_dtypes']} → {a['output_dtypes']}" if a.get("input_dtypes") or a.get("output_dtypes") else ""
+                flag = " (above the advisor's 20 µs task threshold)" if a["above_advisor_threshold"] else ""
+                out.append(f"  {a['op_type']}{dt}: ×{a['count']}, {_us(a['total_us'])}, max {_us(a['max_us'])}{flag}")
+                if a.get("names"):
+                    out.append(f"    tasks: {', '.join(a['names'])}")
+                out.append(f"    why: {a['reason'] or 'no dtype rule explains it (' + a['reason_source'] + ')'}")
+                out += textwrap.wrap(a["suggestion"], 100, initial_indent="    change: ", subsequent_indent="            ")
+        else:
+            out.append("AI_CPU operators: none")
+        out.append("")
+    st = rep.get("step_time")
+    if st:
+        m, s = st["mean_us"], st["shares"]
+        out.append(f"Step time ({st['source']}, mean of {st['steps_used']} step(s)): {_us(st['step_us'])}")
+        out.append(f"  compute {_us(m['computing'])} ({s['computing']:.1%}), communication not overlapped {_us(m['communication_not_overlapped'])} "
+                   f"({s['communication_not_overlapped']:.1%}), overlapped {_us(m['overlapped'])} ({s['overlapped']:.1%}), free/idle {_us(m['free'])} ({s['free']:.1%})")
+        if m.get("preparing"):
+            out.append(f"  preparing {_us(m['preparing'])}")
+        if st.get("bound"):
+            out.append(f"  verdict: {st['bound']}-bound")
+        if len(st["steps"]) > 1:
+            for r in st["steps"][:16]:
+                out.append(f"    {r.get('step')!s:<10} compute {_us(r.get('computing')):>10}  comm(not ovl) {_us(r.get('communication_not_overlapped')):>10}  free {_us(r.get('free')):>10}")
+        out.append("")
+    tr = rep.get("trace")
+    if tr:
+        dl = tr["dataloader"]
+        if dl["calls"]:
+            out.append(f"Data loader: {dl['calls']} call(s), max {_us(dl['max_us'])}, {dl['slow_calls']} above {_us(dl['threshold_us'])}"
+                       + (" → the device waits for data" if dl["starving"] else " → not starving the device"))
+        out.append(f"Online operator compiles (aclopCompileAndExecute): {tr['online_compiles']}")
+        out.append("")
+    dyn = rep.get("dynamic_shape") or {}
+    stt = dyn.get("op_state")
+    if stt:
+        out.append(f"OP State: {stt['static']} static, {stt['dynamic']} dynamic, {stt['other']} N/A"
+                   + (" → dynamic shapes" if dyn.get("no_static_ops") else ""))
+    elif k:
+        out.append("OP State: not in kernel_details.csv (older CANN or profiler level0): static/dynamic unknown")
+    out.append("")
+    cm = rep.get("communication")
+    if cm:
+        out.append(f"Communication (communication.json): {cm['elapse_ms']:,.1f} ms elapsed, {cm['wait_ratio']:.0%} waiting for peers")
+        for o in cm["ops"][:5]:
+            out.append(f"  {o['op']}: ×{o['count']}, {o['elapse_ms']:,.2f} ms, wait {o['wait_ms']:,.2f} ms")
+        if cm["bandwidth_gb_s"]:
+            out.append("  bandwidth: " + ", ".join(f"{k2} {v:.2f} GB/s" for k2, v in cm["bandwidth_gb_s"].items()))
+        out.append("")
+    if rep.get("cpu_fallback"):
+        out.append("CPU-fallback candidates (host ops with no device time, operator_details.csv):")
+        for f in rep["cpu_fallback"]:
+            out.append(f"  {f['op']}: ×{f['calls']}, host {_us(f['host_us'])}")
+        out.append("")
+    if rep["suggestions"]:
+        out.append("Suggested changes (most important first):")
+        for i, s2 in enumerate(rep["suggestions"], 1):
+            out += textwrap.wrap(f"[{s2['area']}] {s2['finding']}", 100, initial_indent=f"{i:>2}. ", subsequent_indent="    ")
+            out += textwrap.wrap(s2["change"], 100, initial_indent="    → ", subsequent_indent="      ")
+            if s2.get("scan_rules"):
+                out.append(f"      scan: {', '.join(s2['scan_rules'])} (`ascendify scan` finds the cause in code)")
+    else:
+        out.append("No issues found by the checks above.")
+    for n in rep["notes"]:
+        out.append(f"note: {n}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+@click.group("profile", cls=DefaultGroup, invoke_without_command=False,
+             context_settings={"help_option_names": ["-h", "--help"]})
+def profile() -> None:
+    """Read a torch_npu profiler folder: slow ops, AI_CPU, step time.
+
+    `ascendify profile DIR` analyses one run (DIR is a *_ascend_pt folder or its
+    ASCEND_PROFILER_OUTPUT); `ascendify profile compare GPU_TRACE NPU_DIR`
+    compares a CUDA torch.profiler trace with the NPU run, op by op.
+    """
+
+
+@profile.command("analyze")
+@click.argument("directory", type=click.Path())
+@click.option("--top", type=click.IntRange(1, 500), default=10, show_default=True, help="How many operators to list.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here instead of stdout.")
+@click.option("--chart", type=click.Path(dir_okay=False), default=None, help="Also write a chart of the top ops and the step split (.svg or .png).")
+@click.option("--cann", default=None, metavar="VERSION", help="CANN version of the run (selects the AI_CPU dtype rules), e.g. 8.0.RC1.")
+@click.option("--skip-first-step", is_flag=True, help="Leave out the first profiled step (compile / warm-up).")
+def analyze_cmd(directory, top, fmt, output_file, chart, cann, skip_first_step) -> int:
+    """Analyse one profiler run (the default subcommand)."""
+    from ascendify.profile.analyze import analyze
+
+    rep = analyze(directory, top=top, cann=cann, skip_first_step=skip_first_step)
+    if chart:
+        from ascendify.profile.chart import write_chart
+
+        write_chart(rep, chart, top)
+        rep["chart"] = chart
+    text = json.dumps(rep, indent=2, ensure_ascii=False, default=str) + "\n" if fmt == "json" else render_text(rep)
+    _emit(text, output_file)
+    return 0
+
+
+@profile.command("compare")
+@click.argument("gpu_trace", type=click.Path())
+@click.argument("npu_dir", type=click.Path())
+@click.option("--top", type=click.IntRange(1, 500), default=20, show_default=True, help="Rows per table.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here instead of stdout.")
+def compare_cmd(gpu_trace, npu_dir, top, fmt, output_file) -> int:
+    """Compare a CUDA torch.profiler chrome trace with an NPU profiler run, aten op by aten op."""
+    from ascendify.profile.compare import compare, render_compare
+
+    c = compare(gpu_trace, npu_dir, top)
+    text = json.dumps(c, indent=2, ensure_ascii=False) + "\n" if fmt == "json" else render_compare(c)
+    _emit(text, output_file)
+    return 0
