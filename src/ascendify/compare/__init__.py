@@ -1,0 +1,1 @@
+"""Accuracy comparison: baseline recording, output/tensor comparison, layer-wise localisation."""

@@ -1,0 +1,419 @@
+"""Streaming accuracy metrics, computed in float64, as msit / msaccucmp define them.
+
+Source of the definitions and default thresholds: ``accuracy-profiling-atc.md``
+§2.3 (msaccucmp built-ins) and §2.4 (pass/fail thresholds of msit / msprobe
+offline compare).  Notation: ``x`` = candidate ("my output", e.g. NPU / .om /
+onnxruntime), ``y`` = baseline ("golden", e.g. PyTorch fp32).  Both are flattened.
+
+* ``cosine``      Σxy / (‖x‖‖y‖), clipped to ≤ 1; both all-zero → 1.0; one side
+                  all-zero → NaN (reason recorded); a single element → 1.0.
+* ``max_abs``     max |x − y|
+* ``max_rel``     max over |y| > ε of |x/y − 1| (0 where |y| ≤ ε), ε = float64 eps
+* ``mean_rel``    Σ_{|y|>ε} |x/y − 1| / n   (masked elements count as 0)
+* ``acc_rel``     Σ_{|y|>ε} |x/y − 1|
+* ``rel_euclid``  ‖x − y‖ / ‖y‖   (0 when ‖y‖ ≤ ε)
+* ``kl``          x and y each min-max normalised to [0, 1], floored at float32
+                  eps, normalised to sum 1; Σ p log(p/q), p from x, q from y.
+                  A constant tensor (max = min) normalises to the uniform
+                  distribution (our convention; msaccucmp's handling unverified).
+* ``mae``         mean |x − y|
+* ``rmse``        sqrt(mean (x − y)²)
+
+NaN / ±Inf are counted per side and excluded: metrics use only the positions
+where both sides are finite.  Positions where exactly one side is non-finite, or
+the two non-finite values differ, are counted as ``nonfinite_mismatch`` (a fail).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from ascendify.errors import AscendifyError
+
+EPS64 = float(np.finfo(np.float64).eps)
+EPS32 = float(np.finfo(np.float32).eps)
+FP16_MAX = 65504.0
+
+#: short name → (msaccucmp CSV column, "higher is better")
+METRICS: dict[str, tuple[str, bool]] = {
+    "cosine": ("CosineSimilarity", True),
+    "max_abs": ("MaxAbsoluteError", False),
+    "max_rel": ("MaxRelativeError", False),
+    "mean_rel": ("MeanRelativeError", False),
+    "acc_rel": ("AccumulatedRelativeError", False),
+    "rel_euclid": ("RelativeEuclideanDistance", False),
+    "kl": ("KullbackLeiblerDivergence", False),
+    "mae": ("MeanAbsoluteError", False),
+    "rmse": ("RootMeanSquareError", False),
+}
+
+#: defaults of msit / msprobe offline compare (accuracy-profiling-atc.md §2.4)
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "cosine": 0.99,
+    "rel_euclid": 0.05,
+    "kl": 0.005,
+    "rmse": 1.0,
+    "mean_rel": 1.0,
+}
+
+_ALIASES = {v[0].lower(): k for k, v in METRICS.items()}
+_ALIASES.update({
+    "cos": "cosine", "cosine_similarity": "cosine", "maxabs": "max_abs", "max_abs_err": "max_abs",
+    "maxrel": "max_rel", "meanrel": "mean_rel", "accrel": "acc_rel", "euclid": "rel_euclid",
+    "red": "rel_euclid", "kld": "kl", "kl_divergence": "kl", "mean_abs": "mae",
+})
+
+
+def metric_name(name: str) -> str:
+    """Canonical short metric name for ``name`` (short, CSV column or alias, any case).
+    Raises ``AscendifyError`` for unknown names."""
+    n = name.strip().lower().replace("-", "_")
+    if n in METRICS:
+        return n
+    if n in _ALIASES:
+        return _ALIASES[n]
+    raise AscendifyError(f"unknown metric '{name}': use one of {', '.join(METRICS)}")
+
+
+def parse_thresholds(text: str | None, base: dict[str, float] | None = None) -> dict[str, float]:
+    """Parse ``"cosine=0.999,rmse=0.1"`` (also ``>=``/``<=``; ``metric=off`` drops a
+    monitor) on top of ``base`` (default: :data:`DEFAULT_THRESHOLDS`).  The direction
+    is the metric's own (cosine is a lower bound, the others upper bounds)."""
+    out = dict(DEFAULT_THRESHOLDS if base is None else base)
+    if not text:
+        return out
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        for sep in (">=", "<=", "="):
+            if sep in part:
+                k, v = part.split(sep, 1)
+                break
+        else:
+            raise AscendifyError(f"--thresholds: '{part}' is not METRIC=VALUE (e.g. cosine=0.999,rmse=0.5)")
+        key = metric_name(k)
+        if v.strip().lower() in ("off", "none", ""):
+            out.pop(key, None)
+            continue
+        try:
+            out[key] = float(v)
+        except ValueError:
+            raise AscendifyError(f"--thresholds: '{v.strip()}' for {key} is not a number") from None
+    return out
+
+
+def check_thresholds(values: dict[str, float], thresholds: dict[str, float]) -> list[str]:
+    """Names of the monitors that fail, as ``"cosine 0.95 < 0.99"`` strings.
+    A NaN metric never fails its monitor (msit: cosine NaN rows are not flagged)."""
+    failed = []
+    for k, t in thresholds.items():
+        v = values.get(k)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        if METRICS[k][1]:
+            if v < t:
+                failed.append(f"{k} {v:.6g} < {t:g}")
+        elif v > t:
+            failed.append(f"{k} {v:.6g} > {t:g}")
+    return failed
+
+
+HIST_EDGES = np.linspace(-12.0, 6.0, 73)  # log10 |x - y| bins, 0.25 decade wide
+
+
+@dataclass
+class Accumulator:
+    """Running sums over chunks of a (candidate, baseline) pair.
+
+    Feed 1-D chunks with :meth:`update` (pass 1), then, if KL is wanted, the same
+    chunks again with :meth:`update_kl` (pass 2, needs pass-1 min/max), then
+    :meth:`result`.  Memory is O(chunk)."""
+
+    want_hist: bool = False
+    n: int = 0
+    n_valid: int = 0
+    nan_x: int = 0
+    inf_x: int = 0
+    nan_y: int = 0
+    inf_y: int = 0
+    nonfinite_mismatch: int = 0
+    overflow_x: int = 0  # |x| > 65504 (finite)
+    overflow_y: int = 0
+    sxx: float = 0.0
+    syy: float = 0.0
+    sxy: float = 0.0
+    sdd: float = 0.0
+    sum_abs: float = 0.0
+    max_abs: float = 0.0
+    sum_rel: float = 0.0
+    max_rel: float = 0.0
+    sx: float = 0.0
+    sy: float = 0.0
+    min_x: float = math.inf
+    max_x: float = -math.inf
+    min_y: float = math.inf
+    max_y: float = -math.inf
+    # KL pass 2
+    kl_sp: float = 0.0
+    kl_sq: float = 0.0
+    kl_spl: float = 0.0
+    kl_done: bool = False
+    hist: Any = None
+    zero_diff: int = 0
+
+    def __post_init__(self) -> None:
+        if self.want_hist:
+            self.hist = np.zeros(len(HIST_EDGES) + 1, dtype=np.int64)  # [under, bins..., over]
+
+    def _finite_pair(self, x: np.ndarray, y: np.ndarray, count: bool) -> tuple[np.ndarray, np.ndarray]:
+        fx = np.isfinite(x)
+        fy = np.isfinite(y)
+        both = fx & fy
+        if count:
+            nx = np.isnan(x)
+            ny = np.isnan(y)
+            self.nan_x += int(nx.sum())
+            self.nan_y += int(ny.sum())
+            self.inf_x += int((~fx).sum()) - int(nx.sum())
+            self.inf_y += int((~fy).sum()) - int(ny.sum())
+            with np.errstate(invalid="ignore"):
+                same = (x == y) | (nx & ny)
+            self.nonfinite_mismatch += int((~both & ~same).sum())
+        return x[both], y[both]
+
+    def update(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Pass 1 on one chunk: ``x`` candidate, ``y`` baseline, 1-D, same length, any
+        real dtype (converted to float64)."""
+        xr = np.asarray(x).reshape(-1)
+        yr = np.asarray(y).reshape(-1)
+        if xr.size != yr.size:
+            raise ValueError("chunk sizes differ")
+        self.n += xr.size
+        if xr.size == 0:
+            return
+        x = xr.astype(np.float64)
+        y = yr.astype(np.float64)
+        sxx = float(np.dot(x, x))
+        syy = float(np.dot(y, y))
+        if not (math.isfinite(sxx) and math.isfinite(syy)):
+            x, y = self._finite_pair(x, y, True)
+            xr, yr = x, y
+            sxx = float(np.dot(x, x))
+            syy = float(np.dot(y, y))
+            if x.size == 0:
+                return
+        self.n_valid += x.size
+        self.sxx += sxx
+        self.syy += syy
+        self.sxy += float(np.dot(x, y))
+        self.sx += float(x.sum())
+        self.sy += float(y.sum())
+        # min/max on the raw chunk (exact for any real dtype, half the bytes of float64)
+        mnx, mxx, mny, mxy = float(xr.min()), float(xr.max()), float(yr.min()), float(yr.max())
+        self.min_x = min(self.min_x, mnx)
+        self.max_x = max(self.max_x, mxx)
+        self.min_y = min(self.min_y, mny)
+        self.max_y = max(self.max_y, mxy)
+        if mxx > FP16_MAX or mnx < -FP16_MAX:
+            self.overflow_x += int((np.abs(x) > FP16_MAX).sum())
+        if mxy > FP16_MAX or mny < -FP16_MAX:
+            self.overflow_y += int((np.abs(y) > FP16_MAX).sum())
+        d = np.subtract(x, y, out=x)           # x is our own float64 copy
+        self.sdd += float(np.dot(d, d))
+        np.abs(d, out=d)
+        self.sum_abs += float(d.sum())
+        self.max_abs = max(self.max_abs, float(d.max()))
+        ay = np.abs(y, out=y)
+        if float(ay.min()) > EPS64:
+            rel = np.divide(d, ay, out=ay)
+        else:
+            mask = ay > EPS64
+            rel = np.zeros_like(d)
+            np.divide(d, ay, out=rel, where=mask)
+        self.sum_rel += float(rel.sum())
+        self.max_rel = max(self.max_rel, float(rel.max()))
+        if self.hist is not None:
+            nz = d[d > 0]
+            self.zero_diff += d.size - nz.size
+            if nz.size:
+                idx = np.searchsorted(HIST_EDGES, np.log10(nz), side="right")
+                self.hist += np.bincount(idx, minlength=len(HIST_EDGES) + 1)
+
+    def update_kl(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Pass 2 on the same chunk as pass 1 (needs the pass-1 min/max)."""
+        x = np.array(x, dtype=np.float64, copy=True).reshape(-1)
+        y = np.array(y, dtype=np.float64, copy=True).reshape(-1)
+        if x.size == 0:
+            return
+        if self.nan_x or self.inf_x or self.nan_y or self.inf_y:
+            x, y = self._finite_pair(x, y, False)
+            if x.size == 0:
+                return
+        p = _minmax_floor(x, self.min_x, self.max_x)
+        q = _minmax_floor(y, self.min_y, self.max_y)
+        self.kl_sp += float(p.sum())
+        self.kl_sq += float(q.sum())
+        r = np.divide(p, q, out=q)
+        np.log(r, out=r)
+        self.kl_spl += float(np.dot(p, r))
+        self.kl_done = True
+
+    def result(self) -> dict[str, Any]:
+        """Metrics (float, NaN when undefined) plus counts and a ``reasons`` list."""
+        r: dict[str, Any] = {
+            "n": self.n, "n_valid": self.n_valid,
+            "nan_candidate": self.nan_x, "inf_candidate": self.inf_x,
+            "nan_baseline": self.nan_y, "inf_baseline": self.inf_y,
+            "nonfinite_mismatch": self.nonfinite_mismatch,
+            "fp16_overflow_candidate": self.overflow_x, "fp16_overflow_baseline": self.overflow_y,
+        }
+        reasons: list[str] = []
+        nv = self.n_valid
+        nan = float("nan")
+        if nv == 0:
+            for k in METRICS:
+                r[k] = nan
+            reasons.append("no finite element pairs to compare" if self.n else "empty tensor")
+        else:
+            nx, ny = math.sqrt(self.sxx), math.sqrt(self.syy)
+            if nv == 1:
+                cos = 1.0
+            elif nx == 0.0 and ny == 0.0:
+                cos = 1.0
+            elif nx == 0.0 or ny == 0.0:
+                cos = nan
+                reasons.append(f"cosine undefined: {'candidate' if nx == 0.0 else 'baseline'} is all zero")
+            else:
+                cos = min(1.0, self.sxy / (nx * ny))
+            r["cosine"] = cos
+            r["max_abs"] = self.max_abs
+            r["max_rel"] = self.max_rel
+            r["mean_rel"] = self.sum_rel / nv
+            r["acc_rel"] = self.sum_rel
+            r["rel_euclid"] = 0.0 if ny <= EPS64 else math.sqrt(self.sdd) / ny
+            r["mae"] = self.sum_abs / nv
+            r["rmse"] = math.sqrt(self.sdd / nv)
+            if self.kl_done and self.kl_sp > 0 and self.kl_sq > 0:
+                r["kl"] = max(0.0, self.kl_spl / self.kl_sp + math.log(self.kl_sq / self.kl_sp))
+            else:
+                r["kl"] = nan
+            mx, my = self.sx / nv, self.sy / nv
+            r["mean_candidate"], r["mean_baseline"] = mx, my
+            r["std_candidate"] = math.sqrt(max(0.0, self.sxx / nv - mx * mx))
+            r["std_baseline"] = math.sqrt(max(0.0, self.syy / nv - my * my))
+            r["min_candidate"], r["max_candidate"] = self.min_x, self.max_x
+            r["min_baseline"], r["max_baseline"] = self.min_y, self.max_y
+        if self.nan_y or self.inf_y:
+            reasons.append(f"baseline has {self.nan_y} NaN and {self.inf_y} Inf values")
+        if self.nan_x or self.inf_x:
+            reasons.append(f"candidate has {self.nan_x} NaN and {self.inf_x} Inf values")
+        r["reasons"] = reasons
+        if self.hist is not None:
+            r["hist"] = {"edges_log10": HIST_EDGES.tolist(), "counts": self.hist.tolist(), "zero": self.zero_diff}
+        return r
+
+
+def _minmax_floor(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """In place: (v − lo)/(hi − lo), floored at float32 eps (constant tensor → all eps)."""
+    rng = hi - lo
+    if rng > 0 and math.isfinite(rng):
+        v -= lo
+        v *= 1.0 / rng
+    else:
+        v[...] = 0.0
+    np.maximum(v, EPS32, out=v)
+    return v
+
+
+ChunkPairs = Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]
+
+
+@contextlib.contextmanager
+def single_thread_blas() -> Iterator[None]:
+    """Limit BLAS to one thread while comparing: the dot products run on 64k-element
+    chunks, where waking BLAS worker threads costs more than it saves (and stalls badly
+    on busy machines).  No-op without ``threadpoolctl``."""
+    global _blas_depth, _blas_limiter
+    with _blas_lock:  # reentrant and thread-safe: the first entry limits, the last exit restores
+        if _blas_depth == 0:
+            ctl = _blas_controller()
+            _blas_limiter = ctl.limit(limits=1, user_api="blas") if ctl is not None else None
+        _blas_depth += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_depth -= 1
+            if _blas_depth == 0 and _blas_limiter is not None:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
+_blas_lock = threading.Lock()
+_blas_depth = 0
+_blas_limiter: Any = None
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+def compute(pairs: ChunkPairs, want_kl: bool = True, want_hist: bool = False) -> dict[str, Any]:
+    """Metrics for one tensor pair.  ``pairs()`` yields aligned 1-D chunks
+    ``(candidate, baseline)``; it is called twice when ``want_kl`` (two passes)."""
+    acc = Accumulator(want_hist=want_hist)
+    with single_thread_blas():
+        for x, y in pairs():
+            acc.update(x, y)
+        if want_kl and acc.n_valid:
+            for x, y in pairs():
+                acc.update_kl(x, y)
+    return acc.result()
+
+
+def compare_arrays(candidate: Any, baseline: Any, chunk: int = 1 << 16, want_kl: bool = True,
+                   want_hist: bool = False) -> dict[str, Any]:
+    """Metrics for two in-memory arrays of the same number of elements (any real
+    dtype; shapes are not broadcast).  Raises ``AscendifyError`` if sizes differ."""
+    x = np.asarray(candidate).reshape(-1)
+    y = np.asarray(baseline).reshape(-1)
+    if x.size != y.size:
+        raise AscendifyError(f"sizes differ: candidate has {x.size} elements, baseline {y.size}")
+
+    def pairs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for i in range(0, x.size, chunk):
+            yield x[i:i + chunk], y[i:i + chunk]
+        if x.size == 0:
+            yield x, y
+
+    return compute(pairs, want_kl=want_kl, want_hist=want_hist)
+
+
+def summarize(values: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Worst value of each metric over several samples (min cosine, max of the rest),
+    ignoring NaN."""
+    values = list(values)
+    out: dict[str, float] = {}
+    for k, (_, higher) in METRICS.items():
+        vs = [v[k] for v in values if isinstance(v.get(k), float) and not math.isnan(v[k])]
+        out[k] = (min(vs) if higher else max(vs)) if vs else float("nan")
+    return out
+
+
+__all__ = [
+    "METRICS", "DEFAULT_THRESHOLDS", "FP16_MAX", "Accumulator", "compute", "compare_arrays", "metric_name",
+    "parse_thresholds", "check_thresholds", "summarize", "HIST_EDGES",
+]

@@ -1,0 +1,1 @@
+"""ONNX export for ATC (.onnx → .om): dynamic shapes, preprocessing, validation, atc command."""
