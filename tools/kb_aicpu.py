@@ -39,6 +39,14 @@ def _uniq(seq):
     return out
 
 
+def _guide_text(s: str) -> str:
+    """mstt's HTML suggestion → plain text (links are kept in ``url``)."""
+    s = re.sub(r"<[^>]+>", "", s)
+    s = re.sub(r"^Please modify source code followed by this LINK, ", "", s.replace("{}", "LINK"))
+    s = s.replace(" by this LINK", " (see the mstt guide)")
+    return s[:1].upper() + s[1:]
+
+
 def build_aicpu(shared_data: str, wheel_dirs: "dict[str, str] | None" = None) -> "dict[str, Any]":
     """Return the JSON-able AI_CPU rule table.
 
@@ -70,7 +78,7 @@ def build_aicpu(shared_data: str, wheel_dirs: "dict[str, str] | None" = None) ->
                 "kind": "guide",
                 "checker": kind,
                 "op_types": [str(o).lower() for o in body.get("op_type", [])],
-                "suggestion": re.sub(r"<[^>]+>", "", str(body.get("suggestion", ""))).replace("{}", "the linked guide").strip(),
+                "suggestion": _guide_text(str(body.get("suggestion", ""))),
                 "url": body.get("url", ""),
                 "source": "mstt",
             })
@@ -105,6 +113,34 @@ def build_aicpu(shared_data: str, wheel_dirs: "dict[str, str] | None" = None) ->
                 "file": "torch_npu/lib/libtorch_npu.so (strings containing 'running on AiCpu')",
                 "licence": "BSD-3-Clause",
             },
+            "curated": {
+                "package": "ascendify curated facts (kb/data/curated.toml)",
+                "file": "see each rule's citation",
+            },
         },
         "rules": rules,
     }
+
+
+def curated_rules(path: str) -> "list[dict]":
+    """``[[aicpu]]`` entries of ``kb/data/curated.toml`` as ``aicpu_dtypes`` rules."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    if not os.path.exists(path):
+        return []
+    with open(path, "rb") as fh:
+        doc = tomllib.load(fh)
+    out = []
+    for e in doc.get("aicpu", []):
+        out.append({
+            "kind": "aicpu_dtypes",
+            "op_types": [o.lower() for o in e["op_types"]],
+            "aicpu_input_dtypes": [_canon(d) for d in e["aicpu_input_dtypes"]],
+            "message": e["message"],
+            "source": "curated",
+            "citation": e["source"],
+            "verified": bool(e.get("verified", False)),
+        })
+    return out

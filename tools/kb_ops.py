@@ -53,20 +53,26 @@ def parse_npu_yaml(text: str) -> "dict[str, Any]":
     """Registered aten overloads (name → impl) and custom ops (name → impl, exposed)."""
     doc = _yaml_load(text) or {}
     aten: dict = {}
+    sparse: dict = {}
     for key in ("supported", "symint", "quant", "autograd"):
         for e in doc.get(key) or []:
             name = op_name(e)
-            impl = norm_impl(e)
-            if name in aten and aten[name] != "torch_npu_core" and impl == "torch_npu_core":
-                continue
-            aten[name] = impl
             if isinstance(e, dict) and e.get("sparse"):
-                aten[name + "#sparse"] = str(e.get("sparse"))
+                sparse[name] = str(e["sparse"])
+                if not e.get("impl_ns"):
+                    continue  # SparsePrivateUse1 kernel only
+            impl = norm_impl(e)
+            if name in aten:  # listed twice (e.g. supported + symint): union of impls
+                parts = set(aten[name].split("+")) | set(impl.split("+"))
+                if len(parts) > 1:
+                    parts.discard("torch_npu_core")
+                impl = "+".join(sorted(parts))
+            aten[name] = impl
     custom: dict = {}
     for e in doc.get("custom") or []:
         name = op_name(e)
         custom[name] = [norm_impl(e), bool(isinstance(e, dict) and e.get("exposed"))]
-    return {"aten": {k: v for k, v in aten.items() if "#" not in k}, "custom": custom}
+    return {"aten": aten, "sparse": sparse, "custom": custom}
 
 
 def read_wheel(path: str) -> "dict[str, Any]":
@@ -123,66 +129,77 @@ def read_torch_yaml(path: str) -> "tuple[str, str, str]":
     return data.decode("utf-8"), "", hashlib.sha256(data).hexdigest()
 
 
-_DENSE_KEYS = {"CPU", "CUDA", "MPS", "Meta", "XPU", "HIP", "MTIA", "CompositeExplicitAutograd",
-               "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd",
-               "CompositeImplicitAutogradNestedTensor"}
+_DENSE_BACKENDS = {"CPU", "CUDA"}
 
 
-def _dispatch_keys(entry: dict) -> "list[str]":
-    keys: list = []
-    for k in (entry.get("dispatch") or {}):
-        keys.extend(x.strip() for x in str(k).split(","))
-    return keys
+def torch_entries(torch_yaml_text: str) -> "list[list]":
+    """Compact view of native_functions.yaml: ``[name, structured_delegate, keys]``
+    per overload; ``keys`` is ``None`` when the entry has no ``dispatch:`` at all
+    (CompositeImplicitAutograd) and ``[]`` for ``dispatch: {}`` (no kernel)."""
+    out = []
+    for e in _yaml_load(torch_yaml_text) or []:
+        if not isinstance(e, dict) or "func" not in e:
+            continue
+        keys = None
+        if "dispatch" in e:
+            keys = []
+            for k in (e.get("dispatch") or {}):
+                keys.extend(x.strip() for x in str(k).split(","))
+        out.append([op_name(e), e.get("structured_delegate") or "", keys])
+    return out
 
 
-def classify(torch_yaml_text: str, npu_aten: "dict[str, str]") -> "list[list[str]]":
+def classify(entries: "list[list]", npu_aten: "dict[str, str]", npu_sparse: "dict[str, str] | None" = None) -> "list[list[str]]":
     """Classify every aten overload of one torch version against one NPU registry.
 
-    Rules (reference/op-support-and-versions.md §2.1), first match wins:
-    NPU-registered → ``npu_kernel``; ``structured_delegate: X.out`` with X.out
-    NPU-registered → ``npu_via_structured_out`` (else ``cpu_fallback``);
-    ``_foreach_*`` with a CPU kernel → ``npu_foreach_slow``; no ``dispatch``
-    or CompositeImplicitAutograd → ``composite_implicit``;
-    CompositeExplicitAutograd[NonFunctional] → ``composite_explicit``;
-    only sparse/quantized/nested/other-backend kernels → ``not_dense``;
-    otherwise ``cpu_fallback``.  NPU names absent from torch's yaml →
-    ``npu_only_not_in_torch_yaml``.
+    ``entries``: :func:`torch_entries` output.  Mirrors the dispatcher's
+    choice for the PrivateUse1 key (reference/op-support-and-versions.md §2.1;
+    precedence checked against ``torch._C._dispatch_dump_table`` on torch 2.13):
+    NPU-registered → ``npu_kernel``; ``structured_delegate: X.out`` (PyTorch
+    generates a CompositeExplicitAutogradNonFunctional kernel, which wins over
+    CompositeExplicitAutograd and over sparse/nested-only entries) → 
+    ``npu_via_structured_out`` if X.out is NPU-registered, else
+    ``cpu_fallback``; ``_foreach_*`` with a CPU kernel → ``npu_foreach_slow``;
+    no ``dispatch`` or CompositeImplicitAutograd → ``composite_implicit``;
+    CompositeExplicitAutograd[NonFunctional] → ``composite_explicit``; a CPU
+    or CUDA kernel, or ``dispatch: {}`` → ``cpu_fallback`` (the boxed fallback
+    is entered; for CUDA-only ops it then fails for want of a CPU kernel);
+    otherwise (sparse/quantized/nested/MPS/XPU/Meta-only) → ``not_dense``.  NPU names absent from torch's yaml →
+    ``npu_only_not_in_torch_yaml``.  NPU entries with only ``sparse:`` are
+    SparsePrivateUse1 kernels and do not count as dense NPU kernels.
 
     Returns rows ``[overload, class, npu_impl, torch_dispatch_keys]``.
     """
-    entries = _yaml_load(torch_yaml_text) or []
+    npu_sparse = npu_sparse or {}
+    by_name = {e[0]: e for e in entries}
     rows = []
-    seen = set()
-    for e in entries:
-        if not isinstance(e, dict) or "func" not in e:
-            continue
-        name = op_name(e)
-        seen.add(name)
-        keys = _dispatch_keys(e)
-        sd = e.get("structured_delegate")
+    for name, sd, keys in entries:
         if sd:
             disp = f"structured_delegate:{sd}"
-        elif not keys:
+        elif keys is None:
             disp = "none(CompositeImplicitAutograd)"
         else:
-            disp = ",".join(keys)
+            disp = ",".join(sorted(keys)) if keys else "none(dispatch: {})"
+        kset = set(keys or ())
         if name in npu_aten:
             rows.append([name, "npu_kernel", npu_aten[name], disp])
         elif sd:
             if sd in npu_aten:
                 rows.append([name, "npu_via_structured_out", "via_out:" + npu_aten[sd], disp])
             else:
-                rows.append([name, "cpu_fallback", "", disp])
-        elif name.startswith("_foreach_") and "CPU" in keys:
+                out_keys = set(by_name.get(sd, ["", "", []])[2] or ())
+                rows.append([name, "cpu_fallback" if out_keys & _DENSE_BACKENDS or not out_keys else "not_dense", "", disp])
+        elif name.startswith("_foreach_") and "CPU" in kset:
             rows.append([name, "npu_foreach_slow", "", disp])
-        elif not keys or "CompositeImplicitAutograd" in keys:
+        elif keys is None or "CompositeImplicitAutograd" in kset:
             rows.append([name, "composite_implicit", "", disp])
-        elif "CompositeExplicitAutograd" in keys or "CompositeExplicitAutogradNonFunctional" in keys:
+        elif kset & {"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}:
             rows.append([name, "composite_explicit", "", disp])
-        elif not (set(keys) & {"CPU", "CUDA", "MPS", "Meta", "XPU", "HIP", "MTIA"}):
-            rows.append([name, "not_dense", "", disp])
-        else:
+        elif kset & _DENSE_BACKENDS or keys == []:
             rows.append([name, "cpu_fallback", "", disp])
+        else:
+            rows.append([name, "not_dense", "sparse_only" if name in npu_sparse else "", disp])
+    seen = set(by_name)
     for name, impl in sorted(npu_aten.items()):
         if name not in seen:
             rows.append([name, "npu_only_not_in_torch_yaml", impl, ""])

@@ -1,0 +1,154 @@
+"""``ascendify ops QUERY``: NPU support of an aten op or torch API, per torch_npu release."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Optional
+
+import click
+
+from ascendify.errors import AscendifyError
+
+
+def default_release() -> "tuple[str, str]":
+    """torch_npu release from the nearest ``[tool.ascendify] torch-npu``, else the package default."""
+    from ascendify.config import DEFAULT_TORCH_NPU, find_config, load_settings
+    cfg = find_config(os.getcwd())
+    if cfg:
+        try:
+            return load_settings(cfg, {}).torch_npu, cfg
+        except AscendifyError:
+            pass
+    return DEFAULT_TORCH_NPU, "default"
+
+
+@click.command("ops")
+@click.argument("query")
+@click.option("--torch-npu", "torch_npu", metavar="VER", help="torch_npu release (default: [tool.ascendify] torch-npu, else 2.7.1).")
+@click.option("--all-versions", is_flag=True, help="Show every torch_npu release in the KB.")
+@click.option("--chip", metavar="SOC", help="soc_version (e.g. Ascend910B3) for hardware and bf16 checks.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional[str], fmt: str) -> int:
+    """Look up QUERY: an aten op (aten::nanmean, nanmean.out) or a torch API
+    (torch.linalg.inv, Tensor.scatter_add_, F.interpolate, torch_npu.npu_conv2d).
+
+    Shows, per torch_npu release: how the op is dispatched on the NPU (NPU
+    kernel and implementation path, decomposition, CPU fallback), the
+    native-API doc notes (verified dtypes, "may fall back to CPU", hardware),
+    AI_CPU and dtype risks, a replacement recipe where one is known, and the
+    source of every fact.  Exit code 1 if the KB knows nothing about QUERY.
+    """
+    from ascendify.kb.query import lookup
+    if torch_npu and all_versions:
+        raise click.UsageError("give either --torch-npu or --all-versions, not both")
+    if not torch_npu and not all_versions:
+        torch_npu, _ = default_release()
+    try:
+        res = lookup(query, torch_npu, all_versions, chip)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--torch-npu")
+    if fmt == "json":
+        click.echo(json.dumps(res, ensure_ascii=False, indent=1))
+    else:
+        render_text(res)
+    return 0 if res["found"] else 1
+
+
+def render_text(res: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    con = Console(highlight=False, soft_wrap=False, width=max(100, min(160, _width())))
+    head = res["query"]
+    if res["torch_npu"]:
+        torch_v = res["support"][0]["torch"] if res["support"] else ""
+        head += f" — torch_npu {res['torch_npu']}" + (f" (torch {torch_v})" if torch_v else "")
+    else:
+        head += f" — all {len(res['releases'])} torch_npu releases in the KB"
+    if res["chip"]:
+        head += f", chip {res['chip']}"
+    con.print(Text(head, style="bold"))
+    for w in res["warnings"]:
+        con.print(Text("warning: " + w, style="yellow"))
+    if not res["found"]:
+        con.print(Text(f"unknown: '{res['query']}' is in no op table, API list or deprecation list of the KB "
+                       f"(unknown is not 'supported'). Try the aten name (aten::name) or the full API path.", style="red"))
+    if res["api_to_aten"]:
+        con.print(Text(f"API → aten: {res['api_to_aten']}", style="dim"))
+    if res["support"]:
+        t = Table(title="NPU dispatch per release", title_justify="left", show_lines=False)
+        for c in ("aten overload", "torch_npu", "class", "implementation", "note"):
+            t.add_column(c, overflow="fold")
+        styles = {"cpu_fallback": "red", "not_dense": "red", "unknown": "magenta", "npu_kernel": "green",
+                  "npu_via_structured_out": "green", "composite_implicit": "cyan", "composite_explicit": "cyan"}
+        for r in res["support"]:
+            note = "reached via the API" if r.get("role") == "reached" else ""
+            if r.get("research_csv_class"):
+                note = (note + "; " if note else "") + f"research CSV says {r['research_csv_class']}"
+            opp = r.get("op_plugin_master")
+            if opp:
+                said = f"lists {opp['impl']}" if opp["impl"] else "does not list it"
+                note = (note + "; " if note else "") + f"op-plugin master ({opp['torch_line']}) {said}"
+            impl = _impl_text(r["npu_impl"])
+            t.add_row(r["overload"], r["torch_npu"], Text(r["short"], style=styles.get(r["class"], "")), impl, note)
+        con.print(t)
+        from ascendify.kb.ops import CLASS_LABELS, SHORT_LABELS
+        for cls in dict.fromkeys(r["class"] for r in res["support"]):
+            if SHORT_LABELS.get(cls, cls) != CLASS_LABELS.get(cls, cls):
+                con.print(Text(f"  {SHORT_LABELS.get(cls, cls)}: {CLASS_LABELS.get(cls, cls)}", style="dim"))
+    if res["custom_ops"]:
+        t = Table(title="torch_npu custom op registrations", title_justify="left")
+        for c in ("op", "torch_npu", "implementation", "exposed"):
+            t.add_column(c)
+        for r in res["custom_ops"]:
+            t.add_row(r["op"], r["torch_npu"], _impl_text(r["impl"]), "yes" if r["exposed"] else "")
+        con.print(t)
+    if res["api_notes"]:
+        t = Table(title="Native API support list (torch_npu docs; advisory)", title_justify="left")
+        for c in ("API", "list", "supported", "verified dtypes", "may fall back", "hardware", "note"):
+            t.add_column(c, overflow="fold")
+        for n in res["api_notes"]:
+            if not n["listed"]:
+                t.add_row(n["api"], n["doc"], "not listed", "", "", "", n["text"])
+                continue
+            hw = " ".join(f"{k}{'✔' if v else '✘'}" for k, v in n["hardware"].items())
+            t.add_row(n["api"], n["doc"], "yes" if n["supported"] else Text("no", style="red"),
+                      ", ".join(n["dtypes"]), Text("yes", style="red") if n["may_fallback_cpu"] else "",
+                      hw, n.get("note_en") or n["note"])
+        con.print(t)
+        for msg in {n["nearest_note"] for n in res["api_notes"] if n.get("nearest_note")}:
+            con.print(Text("note: " + msg, style="yellow"))
+    if res["risks"]:
+        con.print(Text("Risks", style="bold"))
+        for r in res["risks"]:
+            con.print(Text(f"  • [{r['kind']}] {r['text']}"))
+            con.print(Text(f"      source: {r['source']}", style="dim"))
+    if res["recipes"]:
+        con.print(Text("Replacement", style="bold"))
+        for r in res["recipes"]:
+            con.print(Text("  • " + r["text"] + ("" if r["verified"] else "  [unverified]")))
+            con.print(Text(f"      source: {r['source']}", style="dim"))
+    con.print(Text("Sources", style="bold"))
+    for s in res["sources"]:
+        con.print(Text(f"  {s['short']}", style="dim"))
+    con.print(Text("  (full provenance: --format json)", style="dim"))
+
+
+def _impl_text(impl: str) -> str:
+    from ascendify.kb.ops import IMPL_LABELS
+    if not impl:
+        return ""
+    via = impl.startswith("via_out:")
+    parts = impl.replace("via_out:", "").split("+")
+    txt = " + ".join(IMPL_LABELS.get(p, p) for p in parts)
+    return ("via .out: " + txt) if via else txt
+
+
+def _width() -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError):
+        return 120

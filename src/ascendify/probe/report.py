@@ -1,0 +1,127 @@
+"""Probe report: text tables (rich), JSON, and the one-line verdict."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+
+def verdict(result: dict) -> str:
+    """One line: ``VERDICT: <ready|caveats|blocked|failed> — …``."""
+    cl = result["classification"]
+    f = cl["findings"]
+    errs = [x for x in f if x["severity"] == "error"]
+    warns = [x for x in f if x["severity"] == "warning"]
+    dyn = result.get("dynamic") or {}
+    dd = [d for d in dyn.get("data_dependent", []) if d["kind"] == "data_dependent"]
+    n = len(cl["rows"])
+    rel = f"torch_npu {cl['torch_npu']}"
+    err = result.get("error")
+    if err:
+        where = f" at aten::{err['op']}" if err.get("op") else ""
+        line = f" ({_rel(err['line'])})" if err.get("line") else ""
+        return (f"VERDICT: failed — the run raised {err['type']}{where}{line}: {err['message'][:160]}; "
+                f"{n} ops recorded before it")
+
+    def summ(items):
+        by: dict = {}
+        for x in items:
+            by.setdefault(x["kind"], set()).add(x["op"])
+        return ", ".join(f"{len(v)} {k.replace('_', ' ')} ({', '.join(sorted(v)[:3])}{'…' if len(v) > 3 else ''})"
+                         for k, v in sorted(by.items()))
+    if errs:
+        return f"VERDICT: blocked on {rel} — {summ(errs)}" + (f"; also {summ(warns)}" if warns else "")
+    if warns or dd:
+        extra = f"; {len(dd)} data-dependent op(s)" if dd else ""
+        return f"VERDICT: runs with caveats on {rel} — {summ(warns) if warns else 'no op warnings'}{extra}"
+    return f"VERDICT: ready on {rel} — all {n} recorded aten ops have NPU kernels or decompose to them"
+
+
+def _rel(line: Optional[str]) -> str:
+    if not line:
+        return ""
+    path, _, no = line.rpartition(":")
+    try:
+        path = os.path.relpath(path)
+    except ValueError:
+        pass
+    return f"{path}:{no}"
+
+
+def render_text(result: dict, all_ops: bool = False) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    con = Console(highlight=False, width=160)
+    cl = result["classification"]
+    con.print(Text(f"ascendify probe {result['target']} — torch_npu {cl['torch_npu']} (torch {cl['torch']})"
+                   + (f", chip {cl['chip']}" if cl.get("chip") else "") + f", {result['mode']}", style="bold"))
+    if result.get("inputs"):
+        con.print(Text("inputs: " + "  ".join(result["inputs"]) + (f"   second set: {'  '.join(result['inputs2'])}"
+                                                                    if result.get("inputs2") else ""), style="dim"))
+    for w in cl["warnings"] + result.get("warnings", []):
+        con.print(Text("warning: " + w, style="yellow"))
+    counts: dict = {}
+    for r in cl["rows"]:
+        counts[r["short"]] = counts.get(r["short"], 0) + 1
+    con.print(Text(f"{len(cl['rows'])} distinct aten overloads, {sum(r['count'] for r in cl['rows'])} calls: "
+                   + ", ".join(f"{v} {k}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))))
+    rows = cl["rows"] if all_ops else [r for r in cl["rows"] if r["class"] not in ("npu_kernel", "npu_via_structured_out",
+                                                                                       "composite_explicit", "composite_implicit")]
+    if rows:
+        t = Table(title="aten ops" + ("" if all_ops else " without their own NPU kernel (--all-ops for every op)"),
+                  title_justify="left")
+        for c in ("aten op", "calls", "class", "impl", "dtypes", "first user line", "API"):
+            t.add_column(c, overflow="fold")
+        for r in rows:
+            t.add_row(r["op"], str(r["count"]), r["short"], r["npu_impl"], ",".join(r["dtypes"]),
+                      _rel(r["lines"][0]) if r["lines"] else "", ", ".join(r["apis"][:1]))
+        con.print(t)
+    f = cl["findings"]
+    if f:
+        t = Table(title="Findings", title_justify="left")
+        for c in ("severity", "kind", "op / API", "user line(s)", "message"):
+            t.add_column(c, overflow="fold")
+        sty = {"error": "red", "warning": "yellow", "info": "cyan"}
+        for x in f:
+            t.add_row(Text(x["severity"], style=sty[x["severity"]]), x["kind"],
+                      x["apis"][0] if x["kind"].startswith(("doc_", "deprecated", "hardware", "npu_override")) and x["apis"]
+                      else x["op"],
+                      "\n".join(_rel(l) for l in x["lines"]) or ("(backward)" if "backward" in x.get("phases", []) else ""),
+                      x["message"])
+        con.print(t)
+        recipes = {}
+        for x in f:
+            if x.get("recipe"):
+                recipes.setdefault(x["recipe"], []).append(x["op"])
+        if recipes:
+            con.print(Text("Replacements", style="bold"))
+            for text, opsl in recipes.items():
+                con.print(Text(f"  • {', '.join(sorted(set(opsl))[:4])}: {text}"))
+    dyn = result.get("dynamic")
+    if dyn and (dyn.get("data_dependent") or dyn.get("comparison") or dyn.get("atc")):
+        con.print(Text("Dynamic shapes", style="bold"))
+        for d in dyn["data_dependent"]:
+            con.print(Text(f"  • [{d['kind']}] aten::{d['op']} ×{d['count']} at {', '.join(_rel(l) for l in d['lines'])}: {d['why']}"))
+        cmp_ = dyn.get("comparison")
+        if cmp_:
+            con.print(Text(f"  {len(cmp_['shape_changing_ops'])} op(s) see different shapes between the two input sets, "
+                           f"{len(cmp_['shape_stable_ops'])} keep theirs"
+                           + (f": {', '.join(cmp_['shape_changing_ops'][:12])}{'…' if len(cmp_['shape_changing_ops']) > 12 else ''}"
+                              if cmp_['shape_changing_ops'] else "")))
+        adv = dyn.get("atc")
+        if adv:
+            con.print(Text(f"  ATC mode: {adv['mode']}: atc … {adv['atc']}"))
+            for n in adv["notes"]:
+                con.print(Text(f"    - {n}"))
+            con.print(Text(f"    source: {adv['source']}", style="dim"))
+    if result.get("error"):
+        e = result["error"]
+        con.print(Text(f"error: {e['type']}: {e['message']}" + (f" (in aten::{e['op']}" if e.get("op") else "")
+                       + (f", {_rel(e['line'])})" if e.get("line") else (")" if e.get("op") else "")), style="red"))
+    if result.get("emulation"):
+        em = result["emulation"]
+        con.print(Text(f"emulated: {', '.join(em.get('used', [])) or 'nothing'}; stopped: {em.get('stopped', '')}", style="dim"))
+    con.print(Text(f"source: {cl['source']}", style="dim"))
+    con.print(Text(result["verdict"], style="bold"))

@@ -1,0 +1,255 @@
+"""Operator rules (OPS): torch / Tensor calls checked against the versioned operator KB.
+
+The release is ``ctx.settings.torch_npu`` (nearest known KB release), the chip
+``ctx.settings.chip``.  Static name sets are built at import; per-release maps
+(API → CPU-fallback aten ops, doc flags) are built once per release and cached,
+so a check is a few dict lookups per call node.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from typing import Optional
+
+from ascendify.kb import apis as kbapis
+from ascendify.kb import ops as kbops
+from ascendify.kb.apimap import api_fallbacks, needs_kwarg
+from ascendify.rules.checks._util import kwarg
+from ascendify.rules.registry import check
+
+# Method names that non-tensor objects commonly have (pandas .mode(), matplotlib .scatter(),
+# numpy/scipy .lu()/.det()): reported only when the receiver is visibly a torch tensor.
+AMBIGUOUS_METHODS = frozenset({"mode", "scatter", "scatter_", "histogram", "lu", "det", "frexp", "copysign",
+                               "std", "var", "trunc", "round", "sort", "normal_", "index_put_", "logdet",
+                               "cholesky", "solve", "inverse", "bmm", "to_dense"})
+INSTANCE_NORM = frozenset({"torch.nn.functional.instance_norm", "torch.instance_norm", "torch.nn.InstanceNorm1d",
+                           "torch.nn.InstanceNorm2d", "torch.nn.InstanceNorm3d", "torch.nn.modules.instancenorm.InstanceNorm2d"})
+BMM = frozenset({"torch.bmm"})
+SPARSE_CTORS = frozenset({"torch.sparse_coo_tensor", "torch.sparse_csr_tensor", "torch.sparse_csc_tensor",
+                          "torch.sparse_bsr_tensor", "torch.sparse_bsc_tensor", "torch.sparse_compressed_tensor",
+                          "torch.sspaddmm", "torch.smm", "torch.hspmm"})
+SPARSE_METHODS = frozenset({"to_sparse", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc",
+                            "to_sparse_coo", "sparse_mask", "sparse_resize_", "coalesce"})
+SPARSE_LAYOUTS = frozenset({"torch.sparse_coo", "torch.sparse_csr", "torch.sparse_csc", "torch.sparse_bsr", "torch.sparse_bsc"})
+EMBEDDINGS = frozenset({"torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.functional.embedding",
+                        "torch.nn.functional.embedding_bag"})
+_DEPRECATED_BASES = None
+
+
+def _deprecated_bases() -> dict:
+    global _DEPRECATED_BASES
+    if _DEPRECATED_BASES is None:
+        d = {}
+        for name, ent in kbapis.deprecated_table()["deprecated"].items():
+            d.setdefault(name.split(".")[0], (name, ent))
+        _DEPRECATED_BASES = d
+    return _DEPRECATED_BASES
+
+
+@lru_cache(maxsize=8)
+def _release(torch_npu: str) -> str:
+    try:
+        return kbops.resolve_release(torch_npu)[0]
+    except ValueError:
+        return kbops.resolve_release(None)[0]
+
+
+@lru_cache(maxsize=8)
+def _doc_flags(release: str) -> dict:
+    """API → (may_fallback, unsupported, dtypes, hardware, doc ids) for the release's torch version."""
+    torch_v = kbops.load_release(release).torch
+    ids, _ = kbapis.doc_for_torch(torch_v)
+    notes = kbapis._notes()
+    out = {}
+    for api, per in notes["apis"].items():
+        rows = [(did, per[did]) for did in ids if did in per]
+        if not rows:
+            continue
+        fb = any(r[2] for _, r in rows)
+        unsup = all(not r[0] for _, r in rows)
+        dts = next((r[1] for _, r in rows if r[1]), "")
+        hw: dict = {}
+        for _, r in rows:
+            for p in r[4].split(","):
+                if p:
+                    k, v = p.split(":")
+                    hw[k] = hw.get(k, True) and v == "1"
+        if fb or unsup or hw:
+            out[api] = (fb, unsup, dts, hw, [d for d, _ in rows])
+    return out
+
+
+@lru_cache(maxsize=8)
+def _chip_hw(chip: Optional[str]) -> Optional[str]:
+    if not chip:
+        return None
+    try:
+        from ascendify.kb.chips import chip_info
+    except ImportError:
+        return None
+    info = chip_info(chip)
+    return kbapis.FAMILY_HARDWARE.get(info.family) if info else None
+
+
+def _api_of(node: ast.Call, ctx) -> "tuple[Optional[str], bool]":
+    """(API name, is_method_on_unknown_receiver)."""
+    q = ctx.call_name(node)
+    if q is not None:
+        if q.startswith("torch.Tensor."):
+            return "Tensor." + q[len("torch.Tensor."):], False
+        return q, False
+    f = node.func
+    if isinstance(f, ast.Attribute):
+        return "Tensor." + f.attr, True
+    return None, False
+
+
+def _receiver_is_tensor(node: ast.Call, ctx) -> bool:
+    """``torch.randn(..).mode()`` or ``x.mode()`` with ``x = torch.…(…)``."""
+    recv = node.func.value if isinstance(node.func, ast.Attribute) else None
+    for _ in range(4):
+        if recv is None:
+            return False
+        if isinstance(recv, ast.Name):
+            recv = ctx.resolve(recv)
+            if recv is None or isinstance(recv, ast.Name):
+                return False
+            continue
+        if isinstance(recv, ast.Call):
+            q = ctx.call_name(recv)
+            if q and q.startswith("torch."):
+                return True
+            if isinstance(recv.func, ast.Attribute):
+                recv = recv.func.value
+                continue
+            return False
+        if isinstance(recv, (ast.Attribute, ast.Subscript)):
+            recv = recv.value
+            continue
+        return False
+    return False
+
+
+def _method_ok(node: ast.Call, ctx, method: bool, api: str) -> bool:
+    if not method:
+        return True
+    name = api.split(".", 1)[1]
+    if name in AMBIGUOUS_METHODS:
+        return _receiver_is_tensor(node, ctx)
+    return True
+
+
+@check("OPS001", ast.Call)
+def cpu_fallback_op(node: ast.Call, ctx) -> None:
+    api, method = _api_of(node, ctx)
+    if api is None:
+        return
+    release = _release(ctx.settings.torch_npu)
+    hits = api_fallbacks(release).get(api)
+    if not hits or not _method_ok(node, ctx, method, api):
+        return
+    ops = []
+    for op in hits:
+        kw = needs_kwarg(op)
+        if kw and kwarg(node, kw) is None:
+            continue
+        ops.append(op)
+    if not ops:
+        return
+    rec = kbapis.recipes_for(ops, [api])
+    short = next((r["short"] for r in rec if r.get("short")), None)
+    hint = f" — {short}; see `ascendify ops {api}`" if short else f" — see `ascendify ops {api}`"
+    ctx.report(node, api=api.replace("torch.nn.functional.", "F."), ops=", ".join(f"aten::{o}" for o in ops),
+               release=release, hint=hint)
+
+
+@check("OPS002", ast.Call)
+def doc_may_fallback(node: ast.Call, ctx) -> None:
+    api, method = _api_of(node, ctx)
+    if api is None or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
+        return
+    release = _release(ctx.settings.torch_npu)
+    flags = _doc_flags(release).get(api)
+    if not flags or not flags[0] or api in api_fallbacks(release):
+        return
+    dts = f"; verified dtypes: {flags[2].replace(',', ', ')}" if flags[2] else ""
+    ctx.report(node, api=api, torch=kbops.load_release(release).torch, dtypes=dts)
+
+
+@check("OPS003", ast.Call)
+def doc_unsupported(node: ast.Call, ctx) -> None:
+    api, method = _api_of(node, ctx)
+    if api is None or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
+        return
+    release = _release(ctx.settings.torch_npu)
+    flags = _doc_flags(release).get(api)
+    if not flags:
+        return
+    fb, unsup, dts, hw, ids = flags
+    hwkey = _chip_hw(ctx.settings.chip)
+    chip_bad = hwkey is not None and hw.get(hwkey) is False
+    if not unsup and not chip_bad:
+        return
+    table = kbops.load_release(release)
+    own = kbapis.name_based_aten(api)
+    extra = []
+    what = "is marked unsupported" if unsup else f"is marked ✘ for {hwkey} ({ctx.settings.chip})"
+    if unsup and table.ops.get(own, ("",))[0] == "npu_kernel":
+        extra.append(f" (sources disagree: torch_npu {release} registers an NPU kernel for aten::{own})")
+    ctx.report(node, api=api, what=what, torch=table.torch, hw="".join(extra))
+
+
+@check("OPS004", ast.Call)
+def bmm_slow_path(node: ast.Call, ctx) -> None:
+    api, method = _api_of(node, ctx)
+    if api == "torch.bmm" or (method and api == "Tensor.bmm" and ctx.has_import("torch")):
+        release = _release(ctx.settings.torch_npu)
+        cls, impl, _ = kbops.load_release(release).ops.get("bmm", ("unknown", "", ""))
+        note = (f"torch_npu {release} registers an NPU bmm kernel ({impl})" if cls == "npu_kernel"
+                else f"torch_npu {release}: bmm is {kbops.SHORT_LABELS.get(cls, cls)}")
+        ctx.report(node, api=api, kernel_note=note)
+
+
+@check("OPS005", ast.Call)
+def instance_norm(node: ast.Call, ctx) -> None:
+    q = ctx.call_name(node)
+    if q in INSTANCE_NORM:
+        ctx.report(node, api=q.replace("torch.nn.functional.", "F.").replace("torch.nn.modules.instancenorm.", "torch.nn."))
+
+
+@check("OPS006", ast.Call)
+def sparse_tensor(node: ast.Call, ctx) -> None:
+    q = ctx.call_name(node)
+    detail = None
+    api = q
+    if q in SPARSE_CTORS or (q and q.startswith("torch.sparse.") and q != "torch.sparse.check_sparse_tensor_invariants"):
+        detail = ("torch.sparse_csr/csc/bsr/bsc_tensor are unsupported on Atlas A2/A3; sparse_coo_tensor takes only "
+                  "int32/int64 indices and fp16/fp32/int32 values (2.13 native-API list)")
+    elif q in EMBEDDINGS:
+        sp = kwarg(node, "sparse")
+        if isinstance(sp, ast.Constant) and sp.value is True:
+            detail = "sparse gradients of embeddings are sparse tensors; use sparse=False"
+    elif q is None and isinstance(node.func, ast.Attribute) and node.func.attr in SPARSE_METHODS:
+        api = "Tensor." + node.func.attr
+        detail = "Tensor.to_sparse* conversions are unsupported on Atlas A2/A3 (2.13 native-API list)"
+    if detail is None:
+        lay = kwarg(node, "layout")
+        if lay is not None and ctx.qualname(lay) in SPARSE_LAYOUTS and q and q.startswith("torch."):
+            api, detail = f"{q}(layout={ctx.qualname(lay)})", "sparse layouts have no NPU fallback"
+    if detail:
+        ctx.report(node, api=api, detail=detail)
+
+
+@check("OPS007", ast.Call)
+def deprecated_npu_api(node: ast.Call, ctx) -> None:
+    q = ctx.call_name(node)
+    if not q or not (q.startswith("torch_npu.") or q.startswith("torch.ops.npu.")):
+        return
+    base = q.split(".")[-1]
+    hit = _deprecated_bases().get(base)
+    if not hit:
+        return
+    name, ent = hit
+    rep = f"; use {ent['replace']}" if ent.get("replace") else "; no replacement is named"
+    ctx.report(node, api=q, branches="branches " + ", ".join(ent["branches"]), replacement=rep)

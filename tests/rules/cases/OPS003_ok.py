@@ -1,0 +1,5 @@
+import torch
+
+a = torch.randn(4, 4)
+q, r = torch.linalg.qr(a)
+y = torch.bmm(a[None], a[None])   # ✘ only on Ascend 950DT; no chip configured here
