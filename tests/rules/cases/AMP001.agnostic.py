@@ -1,6 +1,7 @@
 import torch
 import torch.nn as nn
 from torch.amp import autocast as ac, GradScaler  # expect: AMP001
+from torch import amp  # expect: AMP001
 
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
@@ -31,3 +32,9 @@ def step(x, y):
         pass
     scaler.scale(loss + loss2).backward()
     return isinstance(scaler, torch.amp.GradScaler)  # expect: AMP001
+
+
+def eval_step(x, use_amp):
+    scaler3 = amp.GradScaler(DEVICE_TYPE, enabled=use_amp and DEVICE_TYPE != "cpu")
+    with amp.autocast(DEVICE_TYPE, enabled=use_amp and DEVICE_TYPE != "cpu"):
+        return model(x), scaler3

@@ -1,6 +1,7 @@
 import torch
 import torch.nn as nn
 from torch.cuda.amp import autocast as ac, GradScaler  # expect: AMP001
+from torch.cuda import amp  # expect: AMP001
 
 model = nn.Linear(4, 2)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -29,3 +30,9 @@ def step(x, y):
         pass
     scaler.scale(loss + loss2).backward()
     return isinstance(scaler, torch.cuda.amp.GradScaler)  # expect: AMP001
+
+
+def eval_step(x, use_amp):
+    scaler3 = amp.GradScaler(enabled=use_amp)
+    with amp.autocast(enabled=use_amp):
+        return model(x), scaler3

@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 if x.device.type == "npu":  # expect: DEV023
     pass

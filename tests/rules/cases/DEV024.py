@@ -19,3 +19,5 @@ rank_dev = f"cuda:{local_rank}"  # expect: DEV024
 table = {"accel": "cuda"}  # expect: DEV024
 legacy = "cuda:%d" % local_rank  # expect: DEV024
 joined = "cuda:" + str(gpu)  # expect: DEV024
+trainer = Trainer(accelerator="cuda", devices=1)  # expect: DEV024
+device_type = "cuda" if "cuda" in device else "cpu"  # expect: DEV024, DEV023

@@ -20,3 +20,8 @@ fmt = "cuda:{}, cpu:{}".format(a, b)
 remap = {"cuda:0": "cpu"}  # a saved-location tag, as in a map_location dict
 model = AutoModel.from_pretrained(name, device_map="cuda")  # EXT009's
 model = AutoModel.from_pretrained(name, device_map={"": "cuda:0"})  # EXT009's
+from typing import Literal
+
+
+def pick(accelerator: Literal["cpu", "cuda", "auto"] = "auto"):
+    return accelerator

@@ -14,4 +14,5 @@ def setup(rank):
     fast = dist.is_nccl_available()  # expect: DST002
     name = dist.Backend.NCCL  # expect: DST002
     dist.init_process_group(backend=Backend.NCCL)  # DST001, not DST002
+    dist.init_process_group(backend="hccl")  # expect: DST002
     return fast, name

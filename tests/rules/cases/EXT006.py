@@ -1,5 +1,5 @@
 import triton  # expect: EXT006
-import triton.language as tl  # expect: EXT006
+import triton.language as tl  # same package as line 1: not reported again
 
 
 @triton.autotune(configs=[], key=["n"])  # expect: EXT006

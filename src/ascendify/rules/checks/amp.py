@@ -199,10 +199,12 @@ def cuda_amp_import(node: ast.stmt, ctx) -> None:
         return
     if mod == "torch.cuda" and any(a.name == "amp" for a in node.names):
         f = None
-        if ctx.settings.target == "npu" and all(a.name == "amp" for a in node.names):
+        if all(a.name == "amp" for a in node.names):
             span = _module_span(ctx, node, mod)
-            if span:
+            if span and ctx.settings.target == "npu":
                 f = fix(Edit("replace", "torch_npu.npu", *span), operation="import amp from torch_npu.npu")
+            elif span:
+                f = _agnostic_amp_module(ctx, node, span)
         ctx.report(node, f, name="from torch.cuda import amp", kind="AMP")
         return
     if mod not in _LEGACY_MODS:
@@ -233,6 +235,26 @@ def cuda_amp_import(node: ast.stmt, ctx) -> None:
             f = fix(*edits, pre, operation="import from torch.amp and pass DEVICE_TYPE")
     listed = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
     ctx.report(node, f, name=f"from {mod} import {listed}", kind="AMP")
+
+
+def _agnostic_amp_module(ctx, node: ast.ImportFrom, span: tuple):
+    """``from torch.cuda import amp`` → ``from torch import amp``, each ``amp.autocast(...)`` /
+    ``amp.GradScaler(...)`` given ``DEVICE_TYPE`` (as for the imported names).  None when some use
+    of ``amp`` is something else or cannot be rewritten."""
+    pre = agn.prelude(ctx)
+    uses = _uses(ctx, node.names[0].asname or "amp")
+    if pre is None or uses is None:
+        return None
+    edits = [Edit("replace", "torch", *span)]
+    for u in uses:
+        attr = parent(u)
+        if not (isinstance(attr, ast.Attribute) and attr.value is u and attr.attr in KINDS):
+            return None
+        e = _agnostic_use_edits(ctx, attr, attr.attr, None)
+        if e is None:
+            return None
+        edits.extend(e)
+    return fix(*edits, pre, operation="import amp from torch and pass DEVICE_TYPE")
 
 
 # ---------------------------------------------------------------------- AMP002
@@ -291,6 +313,8 @@ def amp_cuda_device(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- AMP003
+_CLIP_CALL = re.compile(r"\b\w*clip_grad\w*\s*\(|\bclip_gradients?\s*\(")
+
 @check("AMP003", ast.Call)
 def scaler_step_unguarded(node: ast.Call, ctx) -> None:
     f = node.func
@@ -302,7 +326,8 @@ def scaler_step_unguarded(node: ast.Call, ctx) -> None:
     scope = ctx.enclosing_function(node)
     text = ctx.segment(scope) if scope is not None else ctx.text
     has_unscale = f"{recv}.unscale_(" in text
-    has_clip = "clip_grad_norm_(" in text or "clip_grad_value_(" in text
+    # clip_grad_norm_ / clip_grad_value_, or a project helper (`dispatch_clip_grad(...)`, `self.clip_gradients(...)`)
+    has_clip = _CLIP_CALL.search(text) is not None
     if has_unscale and has_clip:
         return
     missing = "`unscale_` and gradient clipping" if not (has_unscale or has_clip) else (

@@ -18,7 +18,7 @@ from typing import Optional
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import fix, is_cuda_device_string, kwarg, method_call, torch_root
 from ascendify.rules.registry import check
-from ascendify.scan.context import parent
+from ascendify.scan.context import ancestors, parent
 
 # ---------------------------------------------------------------------- helpers
 _CUDA_N = re.compile(r"^cuda:(\d+)$")
@@ -124,6 +124,7 @@ def _npu_import(ctx) -> list:
     return [ctx.add_import()] if ctx.has_import("torch") else []
 
 
+
 class _WithTorch:
     """``ctx`` seen as if ``import torch`` were there (for a file that gets that import)."""
 
@@ -153,7 +154,7 @@ def _paren(node: ast.AST, text: str) -> str:
     return text if isinstance(parent(node), _PLAIN_PARENTS) else f"({text})"
 
 
-def literal_edits(ctx, node: ast.AST, target: str) -> Optional[list]:
+def literal_edits(ctx, node: ast.AST, target: str, npu_import: bool = True) -> Optional[list]:
     """Edits turning a CUDA device literal into the target's device (None = no fix).
 
     npu: ``"cuda"`` → ``"npu"``, ``"cuda:1"`` → ``"npu:1"``, ``f"cuda:{r}"`` → ``f"npu:{r}"``;
@@ -161,16 +162,17 @@ def literal_edits(ctx, node: ast.AST, target: str) -> Optional[list]:
     """
     formatted = _formatted_cuda(node) if node.__class__ in (ast.BinOp, ast.Call) else None
     if target == "npu":
+        imp = _npu_import(ctx) if npu_import else []
         if formatted is not None:
             const = formatted[0]
-            return [ctx.replace(const, _quoted(ctx, const, "npu" + const.value[4:]))] + _npu_import(ctx)
+            return [ctx.replace(const, _quoted(ctx, const, "npu" + const.value[4:]))] + imp
         if isinstance(node, ast.Constant):
-            return [ctx.replace(node, _quoted(ctx, node, "npu" + node.value[4:]))] + _npu_import(ctx)
+            return [ctx.replace(node, _quoted(ctx, node, "npu" + node.value[4:]))] + imp
         seg = ctx.segment(node)
         i = seg.find("cuda:")
         if i < 1 or seg[i - 1] not in "\"'":
             return None
-        return [ctx.replace(node, seg[:i] + "npu:" + seg[i + 5 :])] + _npu_import(ctx)
+        return [ctx.replace(node, seg[:i] + "npu:" + seg[i + 5 :])] + imp
     pre = agnostic_prelude(ctx)
     if pre is None:
         return None
@@ -233,11 +235,125 @@ def _device_test_literals(node: ast.Compare) -> list:
     return out
 
 
+def _is_npu_str(n: ast.AST) -> bool:
+    return n.__class__ is ast.Constant and isinstance(n.value, str) and (n.value == "npu" or n.value.startswith("npu:"))
+
+
+def _names_npu(test: ast.AST) -> bool:
+    """``test`` asks for an NPU: compares against ``"npu"``/``"npu:N"`` (``d.type == "npu"``,
+    ``"npu" in str(d)``, ``.startswith("npu")``) or reads a flag named for it (``self.is_npu``).
+
+    Looks top-down only: ``test`` may lie in a part of the tree the walk has not reached, whose
+    nodes have no parent links yet."""
+    owners = set()
+    for n in ast.walk(test):
+        cls = n.__class__
+        if cls is ast.Compare:
+            for side in [n.left, *n.comparators]:
+                items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else (side,)
+                if any(_is_npu_str(e) for e in items):
+                    return True
+        elif cls is ast.Call:
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in ("startswith", "endswith") and n.args and _is_npu_str(n.args[0]):
+                return True
+            if isinstance(f, ast.Name) and f.id == "hasattr" and len(n.args) == 2 and _is_npu_str(n.args[1]):
+                return True  # hasattr(torch, "npu")
+        elif cls is ast.Attribute:
+            owners.add(id(n.value))  # torch.npu.synchronize: `npu` there is a module, not a flag
+            if n.attr == "is_available" and isinstance(n.value, ast.Attribute) and n.value.attr == "npu":
+                return True  # torch.npu.is_available()
+            if "npu" in n.attr.lower() and id(n) not in owners:
+                return True
+        elif cls is ast.Name and "npu" in n.id.lower() and id(n) not in owners:
+            return True
+    return False
+
+
+def _if_chain(node: ast.If) -> list:
+    """The ``if``/``elif`` chain ``node`` belongs to, top to bottom."""
+    top = node
+    p = parent(top)
+    while isinstance(p, ast.If) and len(p.orelse) == 1 and p.orelse[0] is top:
+        top, p = p, parent(p)
+    chain = [top]
+    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+        chain.append(chain[-1].orelse[0])
+    return chain
+
+
+_ASSIGNS = (ast.Assign, ast.AnnAssign)
+
+
+def handles_npu(test: ast.AST) -> bool:
+    """True when the CUDA device test ``test`` is one branch of code that also tests for an NPU, so the
+    code already dispatches per device and its CUDA side is right as it is:
+    ``if d.type == "cuda": ... elif d.type == "npu": ...``, ``d.type in ("cuda", "npu")``, or
+    ``is_cuda = d.type == "cuda"`` next to ``is_npu = d.type == "npu"``."""
+    if _names_npu(test):
+        return True
+    node = test
+    p = parent(node)
+    while isinstance(p, (ast.BoolOp, ast.UnaryOp)):
+        node, p = p, parent(p)
+    if node is not test and _names_npu(node):  # d.type == "cuda" or d.type == "npu"
+        return True
+    if isinstance(p, ast.If) and p.test is node:
+        chain = _if_chain(p)
+        if any(_names_npu(i.test) for i in chain):
+            return True
+        # `if d == "cuda": ...` followed by a separate `if d == "npu": ...`
+        return any(isinstance(st, ast.If) and _names_npu(st.test) for st in _neighbours(chain[0]))
+    if isinstance(p, _ASSIGNS) and p.value is node:
+        return any(isinstance(st, _ASSIGNS) and st.value is not None and _names_npu(st.value) for st in _neighbours(p))
+    return False
+
+
+def _neighbours(stmt: ast.stmt) -> list:
+    """The statements just before and after ``stmt`` in its block."""
+    body = _body_of(stmt)
+    if body is None:
+        return []
+    i = next((k for k, st in enumerate(body) if st is stmt), -1)
+    return body[max(i - 1, 0) : i] + body[i + 1 : i + 2]
+
+
+def _body_of(stmt: ast.stmt) -> Optional[list]:
+    p = parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        b = getattr(p, field, None)
+        if isinstance(b, list) and any(s is stmt for s in b):
+            return b
+    return None
+
+
+def in_cuda_only_branch(node: ast.AST) -> bool:
+    """``node`` sits in a non-NPU branch of an ``if``/``elif``/``else`` chain with an NPU branch
+    (``if is_cuda: torch.cuda.synchronize() elif is_npu: torch.npu.synchronize()``): CUDA-only code
+    next to its NPU counterpart, which a migration leaves alone."""
+    child = node
+    for a in ancestors(node):
+        if a.__class__ is ast.If:
+            in_test = child is a.test
+            in_body = in_test or any(s is child for s in a.body)
+            in_else = not in_body and any(s is child for s in a.orelse) and not (len(a.orelse) == 1 and a.orelse[0].__class__ is ast.If)
+            if in_body and not _names_npu(a.test) and handles_npu(a.test):
+                return True
+            if in_else and any(_names_npu(i.test) for i in _if_chain(a)):
+                return True
+        elif isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return False
+        child = a
+    return False
+
+
 def literal_owner(node: ast.AST, ctx) -> Optional[str]:
     """Which rule reports the CUDA literal ``node`` ("skip" = nobody, other = other category)."""
     p = parent(node)
     if isinstance(p, (ast.JoinedStr, ast.Expr, ast.Subscript)):
         return "skip"
+    if isinstance(p, ast.Tuple) and isinstance(parent(p), ast.Subscript):
+        return "skip"  # Literal["cpu", "cuda"]: a type annotation, not a device
     if isinstance(p, (ast.Tuple, ast.List, ast.Set)) and isinstance(parent(p), ast.Compare):
         return "DEV023"
     if isinstance(p, ast.Compare):
@@ -496,6 +612,10 @@ def cuda_is_available(node: ast.Call, ctx) -> None:
     if _func_name(node) != "is_available" or not is_available_call(node, ctx):
         return
     p = parent(node)
+    if isinstance(p, ast.BoolOp) and any(isinstance(v, ast.Compare) and _device_test_literals(v) and handles_npu(v) for v in p.values):
+        return  # is_cuda = d.type == "cuda" and torch.cuda.is_available(), next to its NPU twin
+    if in_cuda_only_branch(node):
+        return
     choice = p if isinstance(p, ast.IfExp) and p.test is node and cuda_or_cpu(p, ctx) else None
     t = torch_name(ctx, node.func)
     f = None
@@ -519,10 +639,27 @@ def cuda_is_available(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV015
+def _assigned_is_cuda(ctx) -> bool:
+    """The file stores an attribute named ``is_cuda`` (``self.is_cuda = ...``); computed once, on the first ``.is_cuda``."""
+    try:
+        return ctx._dev_is_cuda_stored
+    except AttributeError:
+        pass
+    found = any(
+        isinstance(n, ast.Attribute) and n.attr == "is_cuda" and isinstance(n.ctx, ast.Store) for n in ast.walk(ctx.tree)
+    )
+    ctx._dev_is_cuda_stored = found
+    return found
+
+
 @check("DEV015", ast.Attribute)
 def tensor_is_cuda(node: ast.Attribute, ctx) -> None:
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load) or ctx.qualname(node) is not None:
         return
+    if _assigned_is_cuda(ctx):  # `self.is_cuda = ...`: the project's own flag, not Tensor.is_cuda
+        v = node.value
+        if isinstance(v, ast.Name) and v.id in ("self", "cls"):
+            return
     if ctx.settings.target == "npu":
         f = fix(ctx.rename_attr(node, "is_npu"), ctx.add_import(), operation="replace .is_cuda with .is_npu")
     else:
@@ -557,13 +694,13 @@ def torch_load_no_map_location(node: ast.Call, ctx) -> None:
 def device_type_test(node, ctx) -> None:
     if isinstance(node, ast.Compare):
         lits = _device_test_literals(node)
-        if not lits:
+        if not lits or handles_npu(node):
             return
     else:
         if method_call(node, "startswith", "endswith") is None or len(node.args) != 1:
             return
         lits = node.args
-        if not (isinstance(lits[0], ast.Constant) and lits[0].value == "cuda"):
+        if not (isinstance(lits[0], ast.Constant) and lits[0].value == "cuda") or handles_npu(node):
             return
     target = ctx.settings.target
     if target != "npu":
@@ -571,7 +708,8 @@ def device_type_test(node, ctx) -> None:
         return
     edits: list = []
     for lit in lits:
-        e = literal_edits(ctx, lit, target)
+        # a string comparison needs no torch_npu: no `import torch_npu` for it alone
+        e = literal_edits(ctx, lit, target, npu_import=False)
         if e is None:
             edits = []
             break
@@ -626,4 +764,20 @@ def cuda_device_string(node, ctx) -> None:
         return
     if literal_owner(node, ctx) is not None:
         return
-    ctx.report(node, literal_fix(ctx, node, "replace the CUDA device string"), value=ctx.segment(node))
+    ctx.report(node, literal_fix(ctx, node, "replace the CUDA device string", safe=_literal_fix_safe(node, ctx)), value=ctx.segment(node))
+
+
+def _literal_fix_safe(node: ast.AST, ctx) -> bool:
+    """Unsafe where the rewritten literal does not by itself keep the code consistent:
+
+    * ``accelerator="cuda"`` (Lightning ``Trainer``/``Fabric``): Lightning names no ``"npu"`` accelerator
+      without a plugin;
+    * agnostic ``"cuda" if "cuda" in device else "cpu"``: ``DEVICE_TYPE`` in the branch needs the test
+      rewritten too (DEV023, unsafe), or an NPU run takes the CPU branch.
+    """
+    p = parent(node)
+    if isinstance(p, ast.keyword) and p.arg == "accelerator":
+        return False
+    if ctx.settings.target != "npu" and isinstance(p, ast.IfExp) and node is not p.test:
+        return not any(isinstance(n, ast.Compare) and _device_test_literals(n) for n in ast.walk(p.test))
+    return True

@@ -19,7 +19,7 @@ else:  # pragma: no cover
 
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import fix
-from ascendify.rules.checks.device import torch_name
+from ascendify.rules.checks.device import in_cuda_only_branch, torch_name
 from ascendify.rules.registry import check
 from ascendify.scan.context import ancestors, parent
 
@@ -27,7 +27,7 @@ from ascendify.scan.context import ancestors, parent
 @lru_cache(maxsize=1)
 def cuda_api_map() -> dict:
     """``torch.cuda`` name → entry (code, npu, agnostic, agnostic_fix, dtype, note) from ``cuda_api_map.toml``."""
-    text = resources.files("ascendify.rules").joinpath("data", "cuda_api_map.toml").read_text(encoding="utf-8")
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("cuda_api_map.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)["api"]
 
 
@@ -71,6 +71,8 @@ def _npu_text(ctx, name: str, node: Optional[ast.AST] = None) -> str:
 
 
 def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
+    if entry.get("fix") == "unsafe":  # the renamed call still needs its caller reviewed
+        safe = False
     if ctx.settings.target == "npu":
         if not entry.get("npu"):
             return None
@@ -79,6 +81,9 @@ def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
     t = torch_name(ctx, node)
     if t is None:
         return None
+    guarded = entry.get("agnostic_guarded")
+    if guarded and _after_availability_test(node, ctx):
+        return fix(ctx.replace(node, f"{t}.{guarded}"), safe=safe, operation=f"torch.cuda.{name} → torch.{guarded} (after an availability test)")
     agnostic = entry.get("agnostic")
     if agnostic:
         ok = safe and entry.get("agnostic_fix") == "safe"
@@ -92,6 +97,26 @@ def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
             if pre is not None:
                 return fix(ctx.rename_attr(f, "to"), ctx.set_args(call, f"{agn.NAME}, {t}.{dtype}"), pre, safe=safe, operation=".type(torch.cuda.XTensor) → .to(DEVICE_TYPE, dtype)")
     return None
+
+
+_AVAILABLE = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.npu.is_available"})
+
+
+def _after_availability_test(node: ast.AST, ctx) -> bool:
+    """``node`` is called in ``A and ... and node()`` where an earlier operand is an ``is_available()`` call,
+    so it only runs when an accelerator is present."""
+    call = parent(node)
+    if not isinstance(call, ast.Call) or call.func is not node:
+        return False
+    op = parent(call)
+    if not (isinstance(op, ast.BoolOp) and isinstance(op.op, ast.And)):
+        return False
+    for v in op.values:
+        if v is call:
+            return False
+        if isinstance(v, ast.Call) and ctx.call_name(v) in _AVAILABLE:
+            return True
+    return False
 
 
 def _make_api_check(code: str, safe: bool = True):
@@ -109,7 +134,7 @@ def _make_api_check(code: str, safe: bool = True):
             if not local or node.id not in local:
                 return
         name = _torch_cuda_ref(node, ctx, names)
-        if name is None or not isinstance(node.ctx, ast.Load):
+        if name is None or not isinstance(node.ctx, ast.Load) or in_cuda_only_branch(node):
             return
         entry = _MAP[name]
         ctx.report(node, _api_fix(node, ctx, name, entry, safe), api=f"torch.cuda.{name}", note=entry.get("note", ""), npu=entry.get("npu") or "")
@@ -161,6 +186,7 @@ _NO_EFFECT_CALLS = frozenset(
         "torch.backends.cuda.enable_math_sdp",
         "torch.backends.cuda.enable_cudnn_sdp",
         "torch.backends.cuda.sdp_kernel",
+        "torch.nn.attention.sdpa_kernel",  # sets the same torch.backends.cuda SDP flags as sdp_kernel
         "torch.backends.cuda.preferred_linalg_library",
         "torch.backends.cuda.preferred_blas_library",
     }
@@ -192,7 +218,10 @@ def cuda_backend_flag(node, ctx) -> None:
             ctx.report(node, flag=q)
         return
     f = node.func
-    if not isinstance(f, ast.Attribute) or f.attr not in ("flags", "set_flags") and "sdp" not in f.attr and not f.attr.startswith("preferred_"):
+    if f.__class__ is ast.Name:  # from torch.nn.attention import sdpa_kernel
+        if "sdp" not in f.id:
+            return
+    elif not isinstance(f, ast.Attribute) or f.attr not in ("flags", "set_flags") and "sdp" not in f.attr and not f.attr.startswith("preferred_"):
         return
     q = ctx.qualname(f)
     if q in _NO_EFFECT_CALLS:
@@ -211,6 +240,19 @@ def tf32_flag(node: ast.Attribute, ctx) -> None:
         # HF32 is not TF32 bit-for-bit, and the NPU defaults differ (conv HF32 on, matmul HF32 off)
         f = fix(ctx.replace(node, _npu_text(ctx, _TF32[q], node)), ctx.add_import(), safe=False, operation=f"{q} → torch.npu.{_TF32[q]}")
     ctx.report(node, f, flag=q, npu=f"torch.npu.{_TF32[q]}")
+
+
+# ---------------------------------------------------------------------- DEV025 torch.version.cuda
+@check("DEV025", ast.Attribute)
+def torch_version_cuda(node: ast.Attribute, ctx) -> None:
+    if node.attr != "cuda" or not isinstance(node.ctx, ast.Load):
+        return
+    v = node.value
+    if not (isinstance(v, ast.Attribute) and v.attr == "version") or ctx.qualname(node) != "torch.version.cuda":
+        return
+    if _quiet_place(node) or in_cuda_only_branch(node):
+        return
+    ctx.report(node, expr=ctx.segment(node))
 
 
 # ---------------------------------------------------------------------- DEV021/022 env vars

@@ -188,14 +188,39 @@ def nccl_available(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
     if name == "is_nccl_available" and (ctx.call_name(node) or "").startswith("torch.distributed"):
-        ctx.report(node, None, what="`is_nccl_available()` (False on an Ascend host)")
+        ctx.report(node, _nccl_or_fallback_fix(node, ctx), what="`is_nccl_available()` (False on an Ascend host)")
+
+
+def _nccl_or_fallback_fix(node: ast.Call, ctx):
+    """``"nccl" if dist.is_nccl_available() else "gloo"`` (the backend choice of many DDP scripts): on Ascend it
+    picks gloo.  npu: ``"hccl"``; agnostic: ``dist.get_default_backend_for_device(DEVICE_TYPE)`` (gloo on the
+    CPU, nccl on CUDA, hccl on Ascend).  Anything else stays a report."""
+    choice = parent(node)
+    if not (isinstance(choice, ast.IfExp) and choice.test is node):
+        return None
+    body, other = choice.body, choice.orelse
+    if not (_plain_string(body) and body.value.strip().lower() == "nccl" and _plain_string(other)):
+        return None
+    if ctx.settings.target == "npu":
+        return fix(ctx.replace(choice, _quoted_like(ctx, body, "hccl")), ctx.add_import(), operation="use the HCCL backend")
+    ab = _agnostic_backend(ctx)
+    if ab is None:
+        return None
+    pre, expr = ab
+    return fix(ctx.replace(choice, expr), pre, operation="the default backend of DEVICE_TYPE")
+
+
+def _quoted_like(ctx, node: ast.Constant, value: str) -> str:
+    seg = ctx.segment(node)
+    q = seg[-1] if seg and seg[-1] in "\"'" else '"'
+    return f"{q}{value}{q}"
 
 
 # ---------------------------------------------------------------------- DST003
 @lru_cache(maxsize=1)
 def nccl_env_table() -> tuple[dict, dict]:
     """(NCCL variable → entry, default entry) from ``nccl_hccl_env.toml``."""
-    text = resources.files("ascendify.rules").joinpath("data", "nccl_hccl_env.toml").read_text(encoding="utf-8")
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("nccl_hccl_env.toml").read_text(encoding="utf-8")
     doc = tomllib.loads(text)
     return {v["nccl"]: v for v in doc.get("var", [])}, doc["default"]
 
@@ -288,18 +313,37 @@ def init_unguarded_report(ctx) -> None:
     calls = ctx.__dict__.get("_dst_init_calls")
     if not calls:
         return
-    many = len(calls) > 1
+    sides = {id(n): _branch_sides(n) for n, _ in calls}
     for node, guarded in calls:
         if guarded:
             continue
+        # a call in the other branch of an `if`/`else` (gloo here, the accelerator backend there) never runs with this one
+        others = sorted(n.lineno for n, _ in calls if n is not node and not _exclusive(sides[id(n)], sides[id(node)]))
         if ctx.in_loop(node):
             ctx.report(node, None, severity="warning", why="it is inside a loop")
-        elif many:
-            others = sorted(n.lineno for n, _ in calls if n is not node)
+        elif others:
             lines = ", ".join(map(str, others[:3])) + (", …" if len(others) > 3 else "")
             ctx.report(node, None, why=f"the file calls it again (line {lines}); make sure only one call runs")
         else:
             ctx.report(node, None, why="a second call (from a library, a notebook re-run or a retry) fails")
+
+
+def _branch_sides(node: ast.AST) -> dict:
+    """id(enclosing If) → "body" / "orelse": which branch of each enclosing ``if`` holds ``node``."""
+    out = {}
+    child = node
+    for a in ancestors(node):
+        if isinstance(a, ast.If):
+            if any(st is child for st in a.body):
+                out[id(a)] = "body"
+            elif any(st is child for st in a.orelse):
+                out[id(a)] = "orelse"
+        child = a
+    return out
+
+
+def _exclusive(a: dict, b: dict) -> bool:
+    return any(k in b and b[k] != side for k, side in a.items())
 
 
 # ---------------------------------------------------------------------- DST005

@@ -112,7 +112,11 @@ def npu_string(node: ast.Constant, ctx) -> None:
         _state(ctx)["probed"] = True  # hasattr(torch, "npu"): device-detecting code, NPU use is guarded
         return
     if NPU_DEVICE_RE.match(v):
-        if isinstance(p, (ast.Call, ast.keyword)):
+        if isinstance(p, (ast.Tuple, ast.List, ast.Set)):
+            p = parent(p)
+        if isinstance(p, ast.Compare) or (isinstance(p, ast.Call) and isinstance(p.func, ast.Attribute) and p.func.attr in ("startswith", "endswith")):
+            _state(ctx)["probed"] = True  # d.type == "npu": device-dispatching code, NPU use is guarded
+        elif isinstance(p, (ast.Call, ast.keyword)):
             _record(ctx, node, f'the "{v}" device')
     elif v.startswith("npu:") and isinstance(p, ast.JoinedStr):
         _record(ctx, p, 'an "npu:N" device')

@@ -202,7 +202,7 @@ def empty_cache_in_loop(node: ast.Call, ctx) -> None:
 # ---------------------------------------------------------------------- MEM005
 @lru_cache(maxsize=1)
 def alloc_conf_table() -> dict:
-    text = resources.files("ascendify.rules").joinpath("data", "mem_alloc_conf.toml").read_text(encoding="utf-8")
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("mem_alloc_conf.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
 
 

@@ -16,12 +16,12 @@ from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import CUDA_DEVICE_RE, arg, fix, kwarg
-from ascendify.rules.registry import check
+from ascendify.rules.registry import check, file_check
 
 
 @lru_cache(maxsize=1)
 def _table() -> dict:
-    text = resources.files("ascendify.rules").joinpath("data", "thirdparty.json").read_text(encoding="utf-8")
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("thirdparty.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -69,11 +69,28 @@ def import_check(node, ctx) -> None:
     else:
         name = hits[0][0]
     repl = "; ".join(dict.fromkeys(h[1][1] for h in hits if h[1][1]))
-    ctx.report(node, name=name, what=f"`import {name}`" if isinstance(node, ast.Import) else f"`{name}`", replacement=repl)
+    what = f"`import {name}`" if isinstance(node, ast.Import) else f"`{name}`"
+    keys = frozenset(h[1][0] for h in hits)
+    ctx.__dict__.setdefault("_ext_imports", {}).setdefault(code, []).append((node, keys, name, what, repl))
+
+
+def import_report(ctx) -> None:
+    """After the walk, in file order: a plain ``import`` whose package entries an earlier import of
+    the file already reported (``import triton`` … ``import triton.language as tl``) is not reported again."""
+    found = ctx.__dict__.get("_ext_imports", {}).get(ctx.current_code)
+    if not found:
+        return
+    seen: set = set()
+    for node, keys, name, what, repl in sorted(found, key=lambda t: (t[0].lineno, t[0].col_offset)):
+        if isinstance(node, ast.Import) and keys <= seen:
+            continue  # a plain submodule import adds nothing; `from pkg.sub import Api` names what is used
+        seen |= keys
+        ctx.report(node, name=name, what=what, replacement=repl)
 
 
 for _code in _table()["imports"]:
     check(_code, ast.Import, ast.ImportFrom)(import_check)
+    file_check(_code)(import_report)
 
 
 def kernel_decorator(node, ctx) -> None:
