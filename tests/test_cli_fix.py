@@ -135,3 +135,12 @@ def test_rewrite_that_raises_is_reported_per_file(tmp_path, monkeypatch):
     r = run_cli("fix", "t.py", "--write", "--select", "DEV001", cwd=str(tmp_path))
     assert p.read_text() == SRC
     assert "t.py: cannot rewrite" in r.err and "internal error" not in r.err
+    assert "1 file(s) could not be rewritten (see above) and were left unchanged." in r.err
+
+
+def test_file_with_empty_tuple_and_parenthesised_names_is_fixed(tmp_path):
+    p = tmp_path / "t.py"
+    p.write_text("import torch\n\nx = ()\ny = (x)\nm = torch.nn.Linear(1, 1).cuda()\n")
+    r = fix(tmp_path, "t.py", "--write")
+    assert "cannot rewrite" not in r.err
+    assert p.read_text() == "import torch\nimport torch_npu\n\nx = ()\ny = (x)\nm = torch.nn.Linear(1, 1).npu()\n"

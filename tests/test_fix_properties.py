@@ -41,6 +41,8 @@ STATEMENTS = [
     "w = [t.cuda() for t in (x, x)]",
     "flag = x.is_cuda",
     'name = "not a device: cuda"',
+    "empty = ()",
+    "pair = (x)",
 ]
 WRAPPERS = [
     lambda body: body,

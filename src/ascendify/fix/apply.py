@@ -80,8 +80,11 @@ class _Rewriter(cst.CSTTransformer):
     def _inner_key(node: cst.CSTNode, pos) -> Optional[tuple]:
         if pos.start.line != pos.end.line:
             return None
-        code = cst.Module([]).code_for_node(node)
-        inner = cst.Module([]).code_for_node(node.with_changes(lpar=[], rpar=[]))
+        try:
+            code = cst.Module([]).code_for_node(node)
+            inner = cst.Module([]).code_for_node(node.with_changes(lpar=[], rpar=[]))
+        except cst.CSTValidationError:  # e.g. `()`: an empty tuple cannot lose its parentheses
+            return None
         left = code.find(inner)
         if left < 0:
             return None

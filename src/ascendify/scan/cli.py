@@ -193,7 +193,8 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     s = run.stats()
     verb = {"diff": "would fix", "write": "fixed", "output": "fixed"}[mode]
     msg = (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s); {s['remaining']} remaining finding(s) need a person"
-           + (f" ({s['unsafe_skipped']} more fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "") + ".")
+           + (f" ({s['unsafe_skipped']} more fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "")
+           + (f"; {len(run.errors)} file(s) could not be rewritten (see above) and were left unchanged" if run.errors else "") + ".")
     click.echo(msg, err=True)
     if mode == "output":
         click.echo(f"migrated copy: {out_dir}", err=True)

@@ -181,12 +181,13 @@ def doc_may_fallback(node: ast.Call, ctx) -> None:
 _REPORTED_ELSEWHERE = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel",  # DST005
 })
+_REPORTED_ELSEWHERE_PREFIXES = ("torch.cuda.", "torch.backends.cuda.", "torch.backends.cudnn.")  # DEV rules
 
 
 @check("OPS003", ast.Call)
 def doc_unsupported(node: ast.Call, ctx) -> None:
     api, method = _api_of(node, ctx)
-    if api is None or api in _REPORTED_ELSEWHERE or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
+    if api is None or api in _REPORTED_ELSEWHERE or api.startswith(_REPORTED_ELSEWHERE_PREFIXES) or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
         return
     release = _release(ctx.settings.torch_npu)
     flags = _doc_flags(release).get(api)
