@@ -5,14 +5,22 @@ both sides together) into a temporary folder, warms the page cache, then
 measures in this one run:
 
 * numpy read: ``np.load`` of every file (full read into memory, one file at a time);
-* compare: ``compare_collections`` with every metric (two passes, KL needs min/max),
-  with ``--metric`` monitors that need one pass (no KL), and with 2 worker threads.
+* compare: ``compare_collections`` with every metric (a min/max range pass for KL,
+  then one data pass), with ``--metric`` monitors that need no KL (one pass), and with
+  2 worker threads (``--jobs 2``, the CLI default on a 2-core machine).
 
-Each measurement runs in a fresh child process that also reports its peak RSS,
-to show memory stays bounded (streamed in chunks, never the whole data set).
-Prints GB/s and the ratio to the numpy read (target: >= 0.5); asserts nothing.
+Each measurement runs in a fresh child process that also reports its peak RSS
+(VmHWM, which counts mapped file pages too), to show memory stays bounded
+(streamed in chunks, never the whole data set).
+The modes run in rounds (``--repeat``, interleaved, so machine noise hits all of
+them alike); each round's ratio is taken against that round's numpy read.
+Prints the median seconds, GB/s and the median ratio to the numpy read
+(target: >= 0.5) with the per-round ratios; asserts nothing.  The CPU columns
+(user + system seconds of the child, and numpy's CPU seconds over the mode's)
+show the cost independent of how busy the machine is; with 2 threads the wall
+ratio can exceed the CPU ratio.
 
-    .venv/bin/python bench/compare_bench.py [--gb 2.0] [--files 16] [--dir /tmp]
+    .venv/bin/python bench/compare_bench.py [--gb 2.0] [--files 16] [--repeat 3] [--dir /tmp] [--before-src OLD/src]
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,6 +62,8 @@ def write_data(root: str, total_gb: float, files: int) -> int:
 
 
 def child(mode: str, root: str) -> None:
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = ru0.ru_utime + ru0.ru_stime
     t0 = time.perf_counter()
     if mode == "numpy":
         acc = 0.0
@@ -72,13 +83,15 @@ def child(mode: str, root: str) -> None:
                                   metrics=metrics, jobs=jobs)
         assert rep.verdict == "PASS", rep.verdict
     dt = time.perf_counter() - t0
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = ru.ru_utime + ru.ru_stime - cpu0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     try:  # VmHWM: peak RSS of this process image (ru_maxrss can carry the parent's peak across exec)
         with open("/proc/self/status") as fh:
             rss_mb = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:")) / 1024
     except (OSError, StopIteration, ValueError):
         pass
-    print(json.dumps({"mode": mode, "seconds": dt, "rss_mb": rss_mb}))
+    print(json.dumps({"mode": mode, "seconds": dt, "cpu_seconds": cpu, "rss_mb": rss_mb}))
 
 
 def main() -> None:
@@ -86,6 +99,9 @@ def main() -> None:
     ap.add_argument("--gb", type=float, default=2.0, help="total size of both sides (GB)")
     ap.add_argument("--files", type=int, default=16, help="files per side")
     ap.add_argument("--dir", default=None, help="where to write the temporary data")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of all modes (medians are reported)")
+    ap.add_argument("--before-src", default=None, help="also time the compare modes with ascendify imported from this "
+                    "src folder (e.g. an older checkout's src), in the same rounds: before/after numbers in one run")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -101,23 +117,40 @@ def main() -> None:
         print(f"wrote {total / 1e9:.2f} GB float32 ({args.files} .npy files per side) in {time.perf_counter() - t:.1f} s")
         env = dict(os.environ)
         src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+        env_before = dict(env)
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-        results = {}
-        for mode in ("numpy", "numpy", "compare", "compare-1pass", "compare-2threads", "numpy"):
-            out = subprocess.run([sys.executable, __file__, "--child", mode, root], capture_output=True, text=True, env=env)
+        if args.before_src:
+            env_before["PYTHONPATH"] = os.path.abspath(args.before_src) + os.pathsep + env_before.get("PYTHONPATH", "")
+        modes: tuple[str, ...] = ("numpy", "compare", "compare-1pass", "compare-2threads")
+        if args.before_src:
+            modes += ("before:compare", "before:compare-1pass", "before:compare-2threads")
+        results: dict[str, list[dict]] = {m: [] for m in modes}
+
+        def run(mode: str) -> dict:
+            before, _, child_mode = mode.rpartition(":")
+            out = subprocess.run([sys.executable, __file__, "--child", child_mode, root], capture_output=True, text=True, check=False,
+                                 env=env_before if before else env)
             if out.returncode:
                 sys.exit(f"{mode} failed: {out.stderr.strip()[-500:]}")
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            results.setdefault(mode, []).append(r)
-        base = min(r["seconds"] for r in results["numpy"])
-        gbs_np = total / base / 1e9
-        print(f"{'mode':<18}{'seconds':>9}{'GB/s':>8}{'ratio':>8}{'peak RSS MB':>13}")
-        for mode, rs in results.items():
-            best = min(rs, key=lambda r: r["seconds"])
-            gbs = total / best["seconds"] / 1e9
-            print(f"{mode:<18}{best['seconds']:>9.2f}{gbs:>8.2f}{gbs / gbs_np:>8.2f}{best['rss_mb']:>13.0f}")
+            return json.loads(out.stdout.strip().splitlines()[-1])
+
+        run("numpy")  # warm the page cache and the imports
+        for _ in range(max(1, args.repeat)):
+            for mode in modes:
+                results[mode].append(run(mode))
+        print(f"{'mode':<25}{'median s':>9}{'GB/s':>8}{'ratio':>8}{'CPU s':>8}{'CPU ratio':>10}{'peak RSS MB':>13}"
+              "   ratios per round")
+        for mode in modes:
+            rs = results[mode]
+            med = statistics.median(r["seconds"] for r in rs)
+            ratios = [b["seconds"] / r["seconds"] for b, r in zip(results["numpy"], rs)]
+            cpu = statistics.median(r["cpu_seconds"] for r in rs)
+            cpu_ratio = statistics.median(b["cpu_seconds"] / r["cpu_seconds"] for b, r in zip(results["numpy"], rs))
+            print(f"{mode:<25}{med:>9.2f}{total / med / 1e9:>8.2f}{statistics.median(ratios):>8.2f}{cpu:>8.2f}"
+                  f"{cpu_ratio:>10.2f}{max(r['rss_mb'] for r in rs):>13.0f}   {' '.join(f'{x:.2f}' for x in ratios)}")
         print(f"(data {total / 1e9:.2f} GB; largest file {total / 2 / args.files / 1e6:.0f} MB; numpy read holds one "
-              "file at a time, compare streams 64k-element chunks; target ratio >= 0.5, not asserted)")
+              "file at a time, compare maps 4 MiB windows of a file at a time and works on 64k-element chunks; "
+              "target ratio >= 0.5, not asserted)")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -125,3 +125,118 @@ def test_thresholds_parse_and_direction():
 
 def test_default_thresholds_are_msits():
     assert M.DEFAULT_THRESHOLDS == {"cosine": 0.99, "rel_euclid": 0.05, "kl": 0.005, "rmse": 1.0, "mean_rel": 1.0}
+
+
+# --- one data pass (range pass for KL's min/max, then everything at once) -------------
+
+def _reference(x, y):
+    """The metric definitions applied to whole arrays in float64 (no chunking, no fast paths)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    both = np.isfinite(x) & np.isfinite(y)
+    x, y = x[both], y[both]
+    d = x - y
+    m = np.abs(y) > np.finfo(np.float64).eps
+    rel = np.abs(d[m]) / np.abs(y[m])
+    eps32 = float(np.finfo(np.float32).eps)
+
+    def dist(v):
+        rng = v.max() - v.min()
+        p = np.maximum((v - v.min()) / rng if rng > 0 else np.zeros_like(v), eps32)
+        return p / p.sum()
+
+    p, q = dist(x), dist(y)
+    return {
+        "cosine": min(1.0, float(x @ y / math.sqrt((x @ x) * (y @ y)))),
+        "max_abs": float(np.abs(d).max()), "mae": float(np.abs(d).mean()),
+        "rmse": math.sqrt(float(d @ d) / d.size), "max_rel": float(rel.max(initial=0.0)),
+        "acc_rel": float(rel.sum()), "mean_rel": float(rel.sum()) / d.size,
+        "rel_euclid": math.sqrt(float(d @ d)) / math.sqrt(float(y @ y)),
+        "kl": float(np.sum(p * np.log(p / q))),
+    }
+
+
+def _messy_pair(n=5000, seed=3):
+    """float32 pair with NaN/Inf in several chunks, zeros and sub-eps values in the baseline,
+    values beyond fp16 range, and a clear difference (KL ~ 1e-2)."""
+    rng = np.random.default_rng(seed)
+    y = rng.standard_normal(n).astype(np.float32)
+    x = (y + rng.standard_normal(n) * 0.3).astype(np.float32)
+    y[::101] = 0.0
+    y[7::211] = 1e-30
+    x[50] = 7e4
+    y[60] = -9e4
+    x[1200] = np.nan
+    y[3333] = np.inf
+    x[4000] = y[4000] = -np.inf          # agrees: not a mismatch, left out of the metrics
+    return x, y
+
+
+@pytest.mark.parametrize("chunk", [97, 1000, 1 << 16])
+def test_one_pass_matches_definitions_on_messy_data(chunk):
+    x, y = _messy_pair()
+    r = M.compare_arrays(x, y, chunk=chunk)
+    ref = _reference(x, y)
+    for k, v in ref.items():
+        assert r[k] == pytest.approx(v, rel=1e-9), k
+    assert r["kl"] > 1e-3                                  # a real difference, not rounding noise
+    assert (r["nan_candidate"], r["inf_candidate"], r["nan_baseline"], r["inf_baseline"]) == (1, 1, 0, 2)
+    assert r["nonfinite_mismatch"] == 2 and r["n_valid"] == x.size - 3
+    assert r["fp16_overflow_candidate"] == 1 and r["fp16_overflow_baseline"] == 1
+    # min/max (and so KL's normalisation) come from the finite pairs only
+    fin = np.isfinite(x) & np.isfinite(y)
+    assert r["max_candidate"] == float(x[fin].max()) == 7e4
+    assert r["min_baseline"] == float(y[fin].min()) == -9e4
+
+
+def test_kl_needs_two_reads_and_other_metrics_one():
+    x, y = _messy_pair()
+    calls = []
+
+    def pairs():
+        calls.append(1)
+        for i in range(0, x.size, 256):
+            yield x[i:i + 256], y[i:i + 256]
+
+    with_kl = M.compute(pairs, want_kl=True)
+    assert len(calls) == 2                                   # min/max range pass + one data pass
+    calls.clear()
+    without = M.compute(pairs, want_kl=False)
+    assert len(calls) == 1 and math.isnan(without["kl"])
+    for k in M.METRICS:                                      # the KL pass changes nothing else
+        if k != "kl":
+            assert without[k] == with_kl[k], k
+    for k in ("min_candidate", "max_candidate", "min_baseline", "max_baseline", "mean_candidate", "std_baseline"):
+        assert without[k] == with_kl[k], k
+
+
+def test_inputs_are_not_modified_and_read_only_inputs_work():
+    x, y = _messy_pair()
+    xs, ys = x.copy(), y.copy()
+    x.setflags(write=False)
+    y.setflags(write=False)
+    M.compare_arrays(x, y, chunk=128, want_hist=True)
+    assert np.array_equal(x, xs, equal_nan=True) and np.array_equal(y, ys, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int32, np.uint8, np.bool_, np.float64])
+def test_other_dtypes_match_definitions(dtype):
+    rng = np.random.default_rng(5)
+    y = (rng.standard_normal(3000) * 4).astype(dtype)
+    x = (rng.standard_normal(3000) * 4).astype(dtype)
+    if dtype is np.bool_:
+        y[0] = True  # some |y| > eps
+    r = M.compare_arrays(x, y, chunk=500)
+    for k, v in _reference(x, y).items():
+        assert r[k] == pytest.approx(v, rel=1e-9, abs=1e-15), k
+
+
+def test_chunk_with_only_nonfinite_pairs_and_all_nonfinite_tensor():
+    x = np.array([np.nan, np.inf, 1.0, 2.0, 4.0])
+    y = np.array([np.nan, np.inf, 1.0, 2.0, 3.0])
+    r = M.compare_arrays(x, y, chunk=2)                      # first chunk has no finite pair
+    assert r["n_valid"] == 3 and r["nonfinite_mismatch"] == 0
+    assert r["kl"] == pytest.approx(_reference(x, y)["kl"], rel=1e-12)
+    r2 = M.compare_arrays(np.full(4, np.nan), np.full(4, np.nan), chunk=2)
+    assert r2["n_valid"] == 0 and all(math.isnan(r2[k]) for k in M.METRICS)
+    assert "no finite element pairs to compare" in r2["reasons"]

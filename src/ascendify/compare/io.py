@@ -2,8 +2,11 @@
 
 Every reader returns :class:`TensorRef` objects that know shape and dtype and
 read their data lazily, in flat chunks, so comparing never holds more than a
-chunk of each side in memory (``.npy``/``.bin`` are read with buffered reads,
-``.npz`` members are streamed from the zip, safetensors are sliced on the first axis).
+chunk of each side in memory.  ``.npy``, ``.bin`` and uncompressed ``.npz``
+members are memory-mapped in windows of :data:`MAP_WINDOW` bytes and yielded
+as read-only views (no copy; a second pass over a file costs no re-read
+through ``read()``); compressed ``.npz`` members are streamed from the zip;
+safetensors are sliced on the first axis.
 
 ``.pt`` files are loaded with ``torch.load(weights_only=True)`` only: a file that
 needs general unpickling is refused (unpickling can run arbitrary code).
@@ -17,7 +20,9 @@ the ``bin_spec`` given on the command line, or the paired baseline tensor.
 from __future__ import annotations
 
 import json
+import mmap
 import os
+import struct
 import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
@@ -28,7 +33,8 @@ from ascendify.errors import AscendifyError
 
 TENSOR_EXTS = (".npy", ".npz", ".bin", ".safetensors", ".pt", ".pth")
 META_KEY = "__ascendify__"
-DEFAULT_CHUNK = 1 << 16  # elements (512 KiB in float64: stays in L2)
+DEFAULT_CHUNK = 1 << 16  # elements (512 KiB in float64: the compare scratch buffers stay in L2)
+MAP_WINDOW = 1 << 22  # bytes of a file mapped at a time (bounds the mapped, resident part of a file)
 
 
 @dataclass
@@ -50,7 +56,8 @@ class TensorRef:
         return int(np.prod(self.shape)) if self.shape is not None else -1
 
     def chunks(self, chunk: int = DEFAULT_CHUNK) -> Iterator[np.ndarray]:
-        """Flat (C-order) chunks of about ``chunk`` elements."""
+        """Flat (C-order) chunks of about ``chunk`` elements (read-only views for mapped
+        files: do not modify them)."""
         if self._chunks is None:
             raise AscendifyError(f"{self.where}: shape and dtype unknown; give --bin-shape/--bin-dtype or a sidecar JSON")
         return self._chunks(chunk)
@@ -76,7 +83,7 @@ class TensorRef:
         n = int(np.prod(shape))
 
         def gen(chunk: int) -> Iterator[np.ndarray]:
-            yield from _read_raw(path, 0, n, dt, chunk)
+            yield from _read_mapped(path, 0, n, dt, chunk)
 
         self._chunks = gen
 
@@ -105,7 +112,7 @@ def _npy_file(path: str, key: str) -> TensorRef:
             for i in range(0, flat.size, chunk):
                 yield flat[i:i + chunk]
             return
-        yield from _read_raw(path, offset, n, dtype, chunk)
+        yield from _read_mapped(path, offset, n, dtype, chunk)
 
     return TensorRef(key, path, tuple(shape), dtype, gen)
 
@@ -123,6 +130,43 @@ def _read_raw(path: str, offset: int, n: int, dtype: np.dtype, chunk: int) -> It
             if got != k * dtype.itemsize:
                 raise AscendifyError(f"{path}: file ended early (read {done + got // dtype.itemsize} of {n} elements)")
             yield buf
+            done += k
+
+
+def _read_mapped(path: str, offset: int, n: int, dtype: np.dtype, chunk: int) -> Iterator[np.ndarray]:
+    """Stream ``n`` elements of ``dtype`` from byte ``offset`` as read-only views of a memory
+    map, :data:`MAP_WINDOW` bytes mapped at a time (a window is unmapped when its last view
+    is gone).  No copy is made: reading a file twice (compare's range pass, then its data
+    pass) costs page-table work, not a second parse or memcpy.  Falls back to buffered
+    reads where the file cannot be mapped."""
+    if n == 0:
+        return
+    try:
+        fh = open(path, "rb")  # noqa: SIM115  (closed by the with below; open errors get their own message)
+    except OSError as exc:
+        raise AscendifyError(f"{path}: cannot read ({exc})") from None
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < offset + n * dtype.itemsize:
+            raise AscendifyError(f"{path}: file ended early ({size} bytes, {offset + n * dtype.itemsize} needed)")
+        per_window = max(chunk, MAP_WINDOW // dtype.itemsize // chunk * chunk)
+        done = 0
+        while done < n:
+            k = min(per_window, n - done)
+            start = offset + done * dtype.itemsize
+            base = start - start % mmap.ALLOCATIONGRANULARITY
+            try:
+                mm = mmap.mmap(fh.fileno(), start - base + k * dtype.itemsize, access=mmap.ACCESS_READ, offset=base)
+            except (OSError, ValueError):
+                if done:
+                    raise AscendifyError(f"{path}: cannot map the file ({offset + done * dtype.itemsize} bytes in)") from None
+                yield from _read_raw(path, offset, n, dtype, chunk)
+                return
+            win = np.frombuffer(mm, dtype=dtype, count=k, offset=start - base)
+            del mm  # the views keep the map alive; it is unmapped when the last one is gone
+            for i in range(0, k, chunk):
+                yield win[i:i + chunk]
+            del win
             done += k
 
 
@@ -161,7 +205,8 @@ def _npz_members(path: str) -> tuple[list[TensorRef], Optional[dict]]:
             if dtype.hasobject:
                 raise AscendifyError(f"{path}[{key}]: object array needs unpickling; refused (save numeric arrays only)")
             _check_dtype(dtype, f"{path}[{key}]")
-            refs.append(TensorRef(key, f"{path}[{key}]", shape, dtype, _npz_gen(path, name, shape, fortran, dtype)))
+            at = None if fortran else _stored_member_data(info, path, int(np.prod(shape)) * dtype.itemsize)
+            refs.append(TensorRef(key, f"{path}[{key}]", shape, dtype, _npz_gen(path, name, shape, fortran, dtype, at)))
     return refs, meta
 
 
@@ -174,10 +219,39 @@ def _read_header(fh: Any, version: tuple[int, int]) -> tuple[tuple[int, ...], bo
     return hdr
 
 
-def _npz_gen(path: str, member: str, shape: tuple, fortran: bool, dtype: np.dtype) -> Callable[[int], Iterator[np.ndarray]]:
+def _stored_member_data(info: zipfile.ZipInfo, path: str, nbytes: int) -> Optional[int]:
+    """Byte offset in ``path`` of the ``nbytes`` of array data of an uncompressed (stored),
+    unencrypted .npz member, or ``None`` when it cannot be read in place (the member is
+    then streamed from the zip)."""
+    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1 or info.compress_size != info.file_size:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(info.header_offset)
+            head = fh.read(30)
+            if len(head) != 30 or head[:4] != b"PK\x03\x04":
+                return None
+            name_len, extra_len = struct.unpack("<HH", head[26:30])
+            start = info.header_offset + 30 + name_len + extra_len
+            fh.seek(start)
+            version = np.lib.format.read_magic(fh)
+            _read_header(fh, version)
+            data = fh.tell()
+    except (OSError, ValueError):
+        return None
+    if data + nbytes > start + info.file_size:
+        return None
+    return data
+
+
+def _npz_gen(path: str, member: str, shape: tuple, fortran: bool, dtype: np.dtype,
+             data_at: Optional[int] = None) -> Callable[[int], Iterator[np.ndarray]]:
     n = int(np.prod(shape))
 
     def gen(chunk: int) -> Iterator[np.ndarray]:
+        if data_at is not None:  # stored member: read in place, like a .npy
+            yield from _read_mapped(path, data_at, n, dtype, chunk)
+            return
         with zipfile.ZipFile(path) as zf, zf.open(member) as fh:
             version = np.lib.format.read_magic(fh)
             _read_header(fh, version)

@@ -133,9 +133,16 @@ HIST_EDGES = np.linspace(-12.0, 6.0, 73)  # log10 |x - y| bins, 0.25 decade wide
 class Accumulator:
     """Running sums over chunks of a (candidate, baseline) pair.
 
-    Feed 1-D chunks with :meth:`update` (pass 1), then, if KL is wanted, the same
-    chunks again with :meth:`update_kl` (pass 2, needs pass-1 min/max), then
-    :meth:`result`.  Memory is O(chunk)."""
+    One data pass computes every metric: feed 1-D chunks with :meth:`update`, then
+    call :meth:`result`.  KL needs the min/max of each side before that pass, so for
+    KL first feed the same chunks to :meth:`update_range` (a cheap min/max-only pass),
+    then call :meth:`start_kl`.  Memory is O(chunk): float64 scratch buffers of the
+    largest chunk seen are reused, the input chunks are never modified.
+
+    Fast path: ``Σx²`` and ``Σy²`` are finite only when the chunk holds no NaN/Inf
+    (float32/16 and integer inputs cannot overflow them), so NaN/Inf masking runs
+    only for chunks where they are not; relative-error masking (``|y| ≤ ε``) runs
+    only for chunks whose min ``|y|`` is ≤ ε."""
 
     want_hist: bool = False
     n: int = 0
@@ -161,17 +168,26 @@ class Accumulator:
     max_x: float = -math.inf
     min_y: float = math.inf
     max_y: float = -math.inf
-    # KL pass 2
+    # KL: Σp, Σq, Σ p·log(p/q) of the min-max normalised, floored (not yet sum-1) distributions
     kl_sp: float = 0.0
     kl_sq: float = 0.0
     kl_spl: float = 0.0
     kl_done: bool = False
     hist: Any = None
     zero_diff: int = 0
+    ranged: bool = False  # min/max come from update_range (then update() does not recompute them)
+    kl_on: bool = False   # set by start_kl: update() also accumulates the KL sums
+    _scratch: Any = None
 
     def __post_init__(self) -> None:
         if self.want_hist:
             self.hist = np.zeros(len(HIST_EDGES) + 1, dtype=np.int64)  # [under, bins..., over]
+
+    def _buffers(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._scratch is None or self._scratch.shape[1] < k:
+            self._scratch = np.empty((4, k), dtype=np.float64)
+        b = self._scratch
+        return b[0, :k], b[1, :k], b[2, :k], b[3, :k]
 
     def _finite_pair(self, x: np.ndarray, y: np.ndarray, count: bool) -> tuple[np.ndarray, np.ndarray]:
         fx = np.isfinite(x)
@@ -189,82 +205,107 @@ class Accumulator:
             self.nonfinite_mismatch += int((~both & ~same).sum())
         return x[both], y[both]
 
-    def update(self, x: np.ndarray, y: np.ndarray) -> None:
-        """Pass 1 on one chunk: ``x`` candidate, ``y`` baseline, 1-D, same length, any
-        real dtype (converted to float64)."""
+    def update_range(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Range pass on one chunk: min/max of each side over the positions where both
+        sides are finite (computed on the raw dtype: exact, and half the bytes of float64)."""
         xr = np.asarray(x).reshape(-1)
         yr = np.asarray(y).reshape(-1)
         if xr.size != yr.size:
             raise ValueError("chunk sizes differ")
-        self.n += xr.size
+        self.ranged = True
         if xr.size == 0:
             return
-        x = xr.astype(np.float64)
-        y = yr.astype(np.float64)
+        mm = (float(xr.min()), float(xr.max()), float(yr.min()), float(yr.max()))
+        if not all(math.isfinite(v) for v in mm):  # NaN propagates through min/max; Inf shows as a bound
+            if xr.dtype.kind == "f" or yr.dtype.kind == "f":
+                xr, yr = self._finite_pair(xr, yr, False)
+            if xr.size == 0:
+                return
+            mm = (float(xr.min()), float(xr.max()), float(yr.min()), float(yr.max()))
+        self.min_x = min(self.min_x, mm[0])
+        self.max_x = max(self.max_x, mm[1])
+        self.min_y = min(self.min_y, mm[2])
+        self.max_y = max(self.max_y, mm[3])
+
+    def start_kl(self) -> None:
+        """Fix the KL normalisation from the range pass; the next :meth:`update` pass
+        then also accumulates the KL sums.  No-op when no finite pair was seen."""
+        self.kl_on = self.ranged and self.min_x <= self.max_x
+
+    def update(self, x: np.ndarray, y: np.ndarray) -> None:
+        """The data pass on one chunk: ``x`` candidate, ``y`` baseline, 1-D, same length,
+        any real dtype (converted to float64)."""
+        xr = np.asarray(x).reshape(-1)
+        yr = np.asarray(y).reshape(-1)
+        k = xr.size
+        if k != yr.size:
+            raise ValueError("chunk sizes differ")
+        self.n += k
+        if k == 0:
+            return
+        x, y, d, r = self._buffers(k)
+        np.copyto(x, xr, casting="unsafe")
+        np.copyto(y, yr, casting="unsafe")
         sxx = float(np.dot(x, x))
         syy = float(np.dot(y, y))
-        if not (math.isfinite(sxx) and math.isfinite(syy)):
+        if not (math.isfinite(sxx) and math.isfinite(syy)):  # NaN/Inf in this chunk (or float64 overflow)
             x, y = self._finite_pair(x, y, True)
             xr, yr = x, y
+            k = x.size
+            if k == 0:
+                return
+            d, r = d[:k], r[:k]
             sxx = float(np.dot(x, x))
             syy = float(np.dot(y, y))
-            if x.size == 0:
-                return
-        self.n_valid += x.size
+        self.n_valid += k
         self.sxx += sxx
         self.syy += syy
         self.sxy += float(np.dot(x, y))
-        self.sx += float(x.sum())
-        self.sy += float(y.sum())
-        # min/max on the raw chunk (exact for any real dtype, half the bytes of float64)
-        mnx, mxx, mny, mxy = float(xr.min()), float(xr.max()), float(yr.min()), float(yr.max())
-        self.min_x = min(self.min_x, mnx)
-        self.max_x = max(self.max_x, mxx)
-        self.min_y = min(self.min_y, mny)
-        self.max_y = max(self.max_y, mxy)
-        if mxx > FP16_MAX or mnx < -FP16_MAX:
-            self.overflow_x += int((np.abs(x) > FP16_MAX).sum())
-        if mxy > FP16_MAX or mny < -FP16_MAX:
-            self.overflow_y += int((np.abs(y) > FP16_MAX).sum())
-        d = np.subtract(x, y, out=x)           # x is our own float64 copy
+        self.sx += float(np.add.reduce(x))
+        self.sy += float(np.add.reduce(y))
+        if self.ranged:  # min/max known for the whole tensor
+            ovx = self.max_x > FP16_MAX or self.min_x < -FP16_MAX
+            ovy = self.max_y > FP16_MAX or self.min_y < -FP16_MAX
+        else:  # min/max on the raw chunk (exact for any real dtype, half the bytes of float64)
+            mnx, mxx, mny, mxy = float(xr.min()), float(xr.max()), float(yr.min()), float(yr.max())
+            self.min_x = min(self.min_x, mnx)
+            self.max_x = max(self.max_x, mxx)
+            self.min_y = min(self.min_y, mny)
+            self.max_y = max(self.max_y, mxy)
+            ovx = mxx > FP16_MAX or mnx < -FP16_MAX
+            ovy = mxy > FP16_MAX or mny < -FP16_MAX
+        if ovx:
+            self.overflow_x += int(np.count_nonzero(np.abs(x, out=d) > FP16_MAX))
+        if ovy:
+            self.overflow_y += int(np.count_nonzero(np.abs(y, out=d) > FP16_MAX))
+        np.subtract(x, y, out=d)
         self.sdd += float(np.dot(d, d))
-        np.abs(d, out=d)
-        self.sum_abs += float(d.sum())
-        self.max_abs = max(self.max_abs, float(d.max()))
-        ay = np.abs(y, out=y)
-        if float(ay.min()) > EPS64:
-            rel = np.divide(d, ay, out=ay)
+        np.abs(d, out=d)                          # d = |x − y| from here on
+        self.sum_abs += float(np.add.reduce(d))
+        self.max_abs = max(self.max_abs, float(np.maximum.reduce(d)))
+        ay = np.abs(y, out=r)
+        if float(np.minimum.reduce(ay)) > EPS64:
+            rel = np.divide(d, ay, out=r)          # |x − y| / |y|
         else:
             mask = ay > EPS64
-            rel = np.zeros_like(d)
-            np.divide(d, ay, out=rel, where=mask)
-        self.sum_rel += float(rel.sum())
-        self.max_rel = max(self.max_rel, float(rel.max()))
+            rel = np.divide(d, ay, out=np.zeros_like(d), where=mask)
+        self.sum_rel += float(np.add.reduce(rel))
+        self.max_rel = max(self.max_rel, float(np.maximum.reduce(rel)))
         if self.hist is not None:
             nz = d[d > 0]
             self.zero_diff += d.size - nz.size
             if nz.size:
                 idx = np.searchsorted(HIST_EDGES, np.log10(nz), side="right")
                 self.hist += np.bincount(idx, minlength=len(HIST_EDGES) + 1)
-
-    def update_kl(self, x: np.ndarray, y: np.ndarray) -> None:
-        """Pass 2 on the same chunk as pass 1 (needs the pass-1 min/max)."""
-        x = np.array(x, dtype=np.float64, copy=True).reshape(-1)
-        y = np.array(y, dtype=np.float64, copy=True).reshape(-1)
-        if x.size == 0:
-            return
-        if self.nan_x or self.inf_x or self.nan_y or self.inf_y:
-            x, y = self._finite_pair(x, y, False)
-            if x.size == 0:
-                return
-        p = _minmax_floor(x, self.min_x, self.max_x)
-        q = _minmax_floor(y, self.min_y, self.max_y)
-        self.kl_sp += float(p.sum())
-        self.kl_sq += float(q.sum())
-        r = np.divide(p, q, out=q)
-        np.log(r, out=r)
-        self.kl_spl += float(np.dot(p, r))
-        self.kl_done = True
+        if self.kl_on:  # x and y are scratch (or masked copies) and not needed any more
+            p = _minmax_floor(x, self.min_x, self.max_x)
+            q = _minmax_floor(y, self.min_y, self.max_y)
+            self.kl_sp += float(np.add.reduce(p))
+            self.kl_sq += float(np.add.reduce(q))
+            lr = np.divide(p, q, out=q)
+            np.log(lr, out=lr)
+            self.kl_spl += float(np.dot(p, lr))
+            self.kl_done = True
 
     def result(self) -> dict[str, Any]:
         """Metrics (float, NaN when undefined) plus counts and a ``reasons`` list."""
@@ -373,14 +414,17 @@ def _blas_controller() -> Any:
 
 def compute(pairs: ChunkPairs, want_kl: bool = True, want_hist: bool = False) -> dict[str, Any]:
     """Metrics for one tensor pair.  ``pairs()`` yields aligned 1-D chunks
-    ``(candidate, baseline)``; it is called twice when ``want_kl`` (two passes)."""
+    ``(candidate, baseline)``.  With ``want_kl`` it is called twice: a min/max-only
+    range pass (KL normalises by each side's min and max), then the data pass that
+    computes everything; without KL once."""
     acc = Accumulator(want_hist=want_hist)
     with single_thread_blas():
+        if want_kl:
+            for x, y in pairs():
+                acc.update_range(x, y)
+            acc.start_kl()
         for x, y in pairs():
             acc.update(x, y)
-        if want_kl and acc.n_valid:
-            for x, y in pairs():
-                acc.update_kl(x, y)
     return acc.result()
 
 
