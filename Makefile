@@ -1,6 +1,7 @@
 # Quick start on a fresh machine:
 #   make demo   install into .venv, scan the bundled CUDA example, migrate it (copy + HTML report)
 #   make test   install the test dependencies (torch CPU, onnx, ...) and run the whole test suite
+#   make test-compat   the torch-free tests on the oldest and newest supported Pythons (pyenv), if installed
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -8,7 +9,7 @@ CORE   := $(VENV)/.ascendify-core
 FULL   := $(VENV)/.ascendify-full
 EXAMPLE := examples/cuda_project
 
-.PHONY: demo test install bench clean
+.PHONY: demo test test-compat install bench clean
 
 $(CORE): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,33 @@ demo: $(CORE)
 
 test: $(FULL)
 	$(PY) -m pytest -n 2 -q
+
+# Python 3.9 and 3.13 (requires-python's ends): a venv each in build/ with only the
+# torch-free test dependencies (torch is installed for the main Python only), then the
+# tests that need no torch, onnx or browser (tools/build_kb.py runs on the main Python
+# only).  A Python missing from ~/.pyenv/versions is skipped with a note.
+# `make test-compat COMPAT_PYTHONS="3.10 3.12"` for others.
+COMPAT_PYTHONS ?= 3.9 3.13
+COMPAT_DEPS  := "pytest>=7.4" "pytest-xdist>=3.5" "hypothesis>=6.90" "jsonschema>=4.19"
+COMPAT_TESTS := tests/rules tests/test_cli_scan.py tests/test_cli_fix.py tests/test_bad_input.py \
+                tests/test_engine.py tests/test_fix_properties.py tests/doctor tests/diagnose \
+                tests/report tests/profile tests/kb tests/test_py_compat.py
+COMPAT_SKIP  := -m "not browser" --deselect tests/rules/test_amp_cpu_equivalence.py \
+                --ignore tests/kb/test_classifier_dispatcher.py \
+                --deselect tests/kb/test_build.py::test_add_release_from_wheel_in_one_command \
+                --deselect tests/kb/test_build.py::test_package_data_is_up_to_date
+
+test-compat:
+	@failed=""; for v in $(COMPAT_PYTHONS); do \
+	  py=$$(ls -d $$HOME/.pyenv/versions/$$v.*/bin/python 2>/dev/null | sort -V | tail -n 1); \
+	  if [ -z "$$py" ]; then echo "== test-compat: no Python $$v in ~/.pyenv/versions; skipped"; continue; fi; \
+	  venv=build/compat-$$v; echo "== test-compat: $$($$py --version) in $$venv"; \
+	  { test -x $$venv/bin/python || $$py -m venv $$venv; } \
+	  && $$venv/bin/python -m pip install -q --disable-pip-version-check -e . $(COMPAT_DEPS) \
+	  && $$venv/bin/python -m pytest -n 2 -q -p no:cacheprovider $(COMPAT_SKIP) $(COMPAT_TESTS) \
+	  || failed="$$failed $$v"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "== test-compat: FAILED on Python$$failed"; exit 1; fi
 
 bench: $(FULL)
 	$(PY) bench/scan_bench.py

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
+import pytest
 
 from ascendify.scan import source as source_mod
 
@@ -41,6 +43,47 @@ def test_each_bad_file_is_one_finding_and_scan_goes_on(tmp_path):
     assert by[("gbk.py", "DEV001")]["line"] == 4
     assert by[("good.py", "DEV001")]["line"] == 2
     assert not any(p == "empty.py" for p, _ in by)
+
+
+NEWER_SYNTAX = [
+    # (first Python with the syntax, what the hint names, file with a .cuda() call on line 3)
+    ((3, 10), "`match` statement needs Python 3.10+", "import torch\nmatch 1:\n    case 1: m = torch.nn.Linear(1, 1).cuda()\n"),
+    ((3, 11), "`except*` needs Python 3.11+", "import torch\ntry: pass\nexcept* ValueError: m = torch.nn.Linear(1, 1).cuda()\n"),
+    ((3, 12), "`type` statement needs Python 3.12+", "import torch\ntype Alias = list[int]\nm = torch.nn.Linear(1, 1).cuda()\n"),
+    ((3, 12), "type parameters (PEP 695) needs Python 3.12+", "import torch\ndef f[T](x: T) -> T: return x\nm = torch.nn.Linear(1, 1).cuda()\n"),
+]
+
+
+@pytest.mark.parametrize("since,hint,text", NEWER_SYNTAX, ids=["match", "except-star", "type-stmt", "type-params"])
+def test_syntax_newer_than_the_running_python(tmp_path, since, hint, text):
+    """A file valid for a newer Python: analysed where this Python can parse it, else one SYN001 that says why."""
+    (tmp_path / "new.py").write_text(text)
+    (tmp_path / "good.py").write_text(CUDA)
+    r, by = scan_json(tmp_path)
+    assert r.code == 1 and by[("good.py", "DEV001")]["line"] == 2
+    if sys.version_info[:2] >= since:
+        assert by[("new.py", "DEV001")]["line"] == 3 and ("new.py", "SYN001") not in by
+    else:
+        msg = by[("new.py", "SYN001")]["message"]
+        assert hint in msg and f"runs on Python {sys.version_info[0]}.{sys.version_info[1]}" in msg
+        assert ("new.py", "DEV001") not in by
+
+
+def test_really_broken_file_gets_no_newer_python_hint(tmp_path):
+    (tmp_path / "broken.py").write_text("x = = 1\n")
+    r, by = scan_json(tmp_path)
+    assert r.code == 1 and by[("broken.py", "SYN001")]["message"] == "syntax error: invalid syntax"
+
+
+def test_cache_is_per_python_version(tmp_path, monkeypatch):
+    """``ast`` differs between Pythons, so one Python's cached findings are never another's."""
+    from ascendify.config import Settings
+    from ascendify.scan import engine
+
+    key = engine.Cache(str(tmp_path), Settings()).key(b"x = 1\n", "a.py")
+    monkeypatch.setattr(engine.sys, "version_info", (3, sys.version_info[1] + 1, 0, "final", 0))
+    other = engine.Cache(str(tmp_path), Settings()).key(b"x = 1\n", "a.py")
+    assert key != other and len(key) == len(other) == 64
 
 
 def test_symlink_loop_and_broken_link(tmp_path):

@@ -161,3 +161,14 @@ def test_unavailable_lazy_command_is_one_line(monkeypatch):
     monkeypatch.setitem(cli_mod.LAZY_COMMANDS, "ghost", ("ascendify.no_such_module", "ghost", "A missing command."))
     r = run_cli("ghost", "x")
     assert r.code == 2 and r.err.startswith("ascendify: error: 'ascendify ghost' is not available in this installation (ModuleNotFoundError")
+
+
+def test_missing_optional_dependency_is_one_line(monkeypatch):
+    from ascendify.scan import cli as scan_cli
+
+    def needs_torch(*a, **k):
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
+
+    monkeypatch.setattr(scan_cli, "_run_scan", needs_torch)
+    r = run_cli("scan", ".")
+    assert r.code == 2 and r.err.strip().startswith("ascendify: error: this command needs the Python package 'torch'")

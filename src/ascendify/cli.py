@@ -98,6 +98,12 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(2)
     except BrokenPipeError:
         sys.exit(2)
+    except ModuleNotFoundError as exc:  # an optional dependency (torch, onnx, …) of one command
+        if os.environ.get("ASCENDIFY_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"ascendify: error: this command needs the Python package {exc.name!r}, which is not installed; "
+                   f"install it (e.g. `pip install 'ascendify[ml]' torch`)", err=True)
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - last line of defence
         if os.environ.get("ASCENDIFY_DEBUG"):
             traceback.print_exc()

@@ -60,7 +60,7 @@ class PyEnv:
             try:
                 for d in md.distributions(path=[p for p in self.site_dirs if os.path.isdir(p)]):
                     try:
-                        name = d.metadata["Name"]
+                        name = d.metadata.get("Name")
                     except Exception:  # noqa: BLE001 - garbled METADATA
                         name = None
                     if not name:

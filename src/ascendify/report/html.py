@@ -114,7 +114,7 @@ def render_site(report: dict[str, Any], out_dir: str, source_base: str = ".") ->
     os.makedirs(os.path.join(out_dir, "rules"), exist_ok=True)
     os.makedirs(os.path.join(out_dir, "assets"), exist_ok=True)
     for asset in ("style.css", "report.js"):
-        data = resources.files("ascendify.report").joinpath("assets", asset).read_bytes()
+        data = resources.files("ascendify.report").joinpath("assets").joinpath(asset).read_bytes()
         atomic_write(os.path.join(out_dir, "assets", asset), data)
 
     findings = report["findings"]

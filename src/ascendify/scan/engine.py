@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -214,6 +215,51 @@ def _problem_finding(problem: SourceProblem, rel_path: str, rules: dict) -> Find
     return Finding(problem.code, problem.message, rel_path, problem.line, problem.col, problem.line, problem.col, rule.severity, rule.category)
 
 
+_NEWER_SYNTAX = {
+    "Match": ((3, 10), "a `match` statement"),
+    "TryStar": ((3, 11), "`except*`"),
+    "TypeAlias": ((3, 12), "a `type` statement"),
+    "TypeParameters": ((3, 12), "type parameters (PEP 695)"),
+}
+"""LibCST node name → (first Python with that syntax, what it is)."""
+
+
+def _newer_syntax_hint(text: str) -> str:
+    """Why ``ast`` on this interpreter rejects a file that newer Python accepts ('' if it does not).
+
+    LibCST's parser reads Python 3.0–3.12+ grammar whatever Python runs it, so
+    a file it parses but ``ast.parse`` here rejects uses syntax newer than this
+    interpreter (e.g. ``match`` under Python 3.9).  Never raises.
+    """
+    try:
+        import libcst as cst
+
+        module = cst.parse_module(text)
+    except Exception:  # noqa: BLE001 - not valid Python for LibCST either
+        return ""
+    here = sys.version_info[:2]
+    found: list = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            hit = _NEWER_SYNTAX.get(type(node).__name__)
+            if hit and hit[0] > here:
+                found.append(hit)
+            return not found
+
+    try:
+        module.visit(_Find())
+    except Exception:  # noqa: BLE001 - RecursionError on absurd nesting
+        return ""
+    running = f"ascendify runs on Python {here[0]}.{here[1]} here; run it with the project's Python to scan this file"
+    if found:
+        (major, minor), what = min(found)
+        return f" — {what} needs Python {major}.{minor}+, and {running}"
+    if here < (3, 12):
+        return f" — the file may need a newer Python: {running}"
+    return ""
+
+
 def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch: Optional[Dispatch] = None) -> list[Finding]:
     """All findings for one decoded source.  Syntax errors become a SYN001 finding.
 
@@ -234,6 +280,8 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
         else:
             where = ""
         hint = " — Python 2 code? port it to Python 3 first" if "print" in (exc.text or "") and "Missing parentheses" in str(exc.msg) else ""
+        if not hint and sys.version_info < (3, 13):
+            hint = _newer_syntax_hint(src.text)
         f = Finding("SYN001", f"syntax error: {exc.msg}{where}{hint}", rel_path, line, max((exc.offset or 1) - 1, 0), line, max((exc.offset or 1) - 1, 0), "error", "parse")
         if src.is_notebook:
             f.cell, f.cell_line = src.cell_of(line)
@@ -349,7 +397,8 @@ class Cache:
 
     def __init__(self, directory: Optional[str], settings: Settings):
         self.dir = os.path.join(directory, ruleset_version()) if directory else None
-        self.salt = settings.cache_key()
+        # ``ast`` differs between Pythons (``match`` is a syntax error on 3.9): one cache per minor version
+        self.salt = settings.cache_key() + "-py%d.%d" % sys.version_info[:2]
 
     def key(self, data: bytes, rel: str) -> str:
         h = hashlib.sha256(self.salt.encode())
