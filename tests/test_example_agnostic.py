@@ -11,6 +11,8 @@ code with a minimal fp32 training loop; it does not use ascendify.  A second
 test pins that reference to the original program run with ``--device cpu``,
 and a third shows the original program fails with its default (CUDA)
 arguments here, so the migrated run passing means the migration did it.
+The agnostic copy must also be free of ``.cuda()`` and ``torch.cuda.*``
+(code this CPU run does not reach would still break on an NPU host).
 
 ``--target npu`` cannot be run without an NPU; its copy must parse, import
 (with a stub ``torch_npu``), import ``torch_npu`` wherever it uses the NPU,
@@ -208,13 +210,27 @@ def test_original_needs_cuda_with_default_arguments(tmp_path):
     assert "CUDA" in proc.stderr, _tail(proc)
 
 
+def _torch_cuda_uses(tree: ast.AST) -> list:
+    """``torch.cuda.X`` attribute uses (``torch.backends.cuda`` flags are not ``torch.cuda``)."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "cuda"
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "torch"):
+            out.append((node.lineno, f"torch.cuda.{node.attr}"))
+    return out
+
+
 def test_agnostic_copy_is_device_agnostic_code(agnostic_copy):
-    for rel in _py_files(agnostic_copy):
-        text = _read(agnostic_copy, rel)
-        ast.parse(text, rel)
+    """No ``.cuda()``, no ``torch.cuda.*`` (each would break on an NPU host), no torch_npu import."""
+    sources = _sources(agnostic_copy)
+    left = []
+    for rel, text in sources.items():
+        tree = ast.parse(text, rel)
         assert ".cuda(" not in text, f"{rel} still calls .cuda()"
-        assert "import torch_npu" not in text, f"{rel}: --target agnostic must not need torch_npu"
-    engine = _read(agnostic_copy, "trainer/engine.py")
+        assert not _imports_torch_npu(tree), f"{rel}: --target agnostic must not need torch_npu"
+        left += [f"{rel}:{line}: {name}" for line, name in _torch_cuda_uses(tree)]
+    assert not left, "torch.cuda APIs left in the agnostic copy:\n" + "\n".join(left)
+    engine = sources["trainer/engine.py"]
     assert re.search(r"^DEVICE_TYPE = ", engine, re.M), "engine.py has no module-level DEVICE_TYPE"
 
 
@@ -233,16 +249,24 @@ def _read(root: str, rel: str) -> str:
         return fh.read()
 
 
-def _notebook_code(path: str) -> str:
+def _notebook_cells(path: str) -> dict:
+    """``{"<path> cell N": code}`` for each code cell (N from 1), magics commented out."""
     with open(path, encoding="utf-8") as fh:
         nb = json.load(fh)
     assert nb["nbformat"] == 4
-    cells = []
+    cells = {}
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            cells.append("\n".join("#" + ln if ln.lstrip().startswith(("%", "!")) else ln for ln in src.split("\n")))
-    return "\n\n".join(cells)
+            code = "\n".join("#" + ln if ln.lstrip().startswith(("%", "!")) else ln for ln in src.split("\n"))
+            cells[f"notebooks/explore.ipynb cell {len(cells) + 1}"] = code
+    return cells
+
+
+def _sources(root: str) -> dict:
+    out = {rel: _read(root, rel) for rel in _py_files(root)}
+    out.update(_notebook_cells(os.path.join(root, "notebooks", "explore.ipynb")))
+    return out
 
 
 def _uses_npu(tree: ast.AST) -> bool:
@@ -267,16 +291,18 @@ def _imports_torch_npu(tree: ast.AST) -> bool:
 
 
 def test_npu_copy_uses_torch_npu_and_no_cuda_calls(npu_copy):
-    sources = {rel: _read(npu_copy, rel) for rel in _py_files(npu_copy)}
-    sources["notebooks/explore.ipynb"] = _notebook_code(os.path.join(npu_copy, "notebooks", "explore.ipynb"))
-    assert len(sources) >= 12
+    sources = _sources(npu_copy)
+    assert len(sources) >= 15
+    units: dict = {}  # file -> parsed units; a notebook's cells share one kernel, so one import serves all
+    for name, text in sources.items():
+        tree = ast.parse(text, name)  # every migrated file and cell still parses
+        assert ".cuda(" not in text, f"{name} still calls .cuda()"
+        units.setdefault(name.split(" cell ")[0], []).append(tree)
     npu_users = []
-    for rel, text in sources.items():
-        tree = ast.parse(text, rel)  # every migrated file still parses
-        assert ".cuda(" not in text, f"{rel} still calls .cuda()"
-        if _uses_npu(tree):
+    for rel, trees in units.items():
+        if any(_uses_npu(t) for t in trees):
             npu_users.append(rel)
-            assert _imports_torch_npu(tree), f"{rel} uses the NPU but does not import torch_npu"
+            assert any(_imports_torch_npu(t) for t in trees), f"{rel} uses the NPU but does not import torch_npu"
     # The files whose CUDA calls must become NPU calls.
     for rel in ("trainer/engine.py", "trainer/export.py", "trainer/utils.py", "trainer/distributed.py", "notebooks/explore.ipynb"):
         assert rel in npu_users, f"{rel} was not migrated to torch_npu"

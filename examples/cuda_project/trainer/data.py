@@ -1,8 +1,9 @@
 """Synthetic image classification data.
 
-Every class has a fixed random "prototype" image; a sample is its class
-prototype plus Gaussian noise.  Item ``i`` is generated from ``seed`` and
-``i`` alone, so the data are identical across runs, workers and ranks.
+Every class has a fixed random "prototype" image (drawn from ``seed``); a
+sample is its class prototype plus Gaussian noise.  Item ``i`` of a split is
+generated from ``seed``, the split and ``i`` alone, so the data are identical
+across runs, workers and ranks.
 """
 
 import torch
@@ -10,21 +11,23 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 
 class SyntheticImages(Dataset):
-    def __init__(self, size, image_size=32, num_classes=10, seed=0, noise=1.0):
+    SPLITS = {"train": 1, "val": 2, "test": 3}
+
+    def __init__(self, size, image_size=32, num_classes=10, seed=0, split="train", noise=1.0):
         self.size = size
         self.image_size = image_size
         self.num_classes = num_classes
-        self.seed = seed
         self.noise = noise
-        g = torch.Generator().manual_seed(seed)
+        self.sample_seed = seed * 10 + self.SPLITS[split]
+        self.prototypes = torch.randn(num_classes, 3, image_size, image_size, generator=torch.Generator().manual_seed(seed))
+        g = torch.Generator().manual_seed(self.sample_seed)
         self.labels = torch.randint(0, num_classes, (size,), generator=g)
-        self.prototypes = torch.randn(num_classes, 3, image_size, image_size, generator=g)
 
     def __len__(self):
         return self.size
 
     def __getitem__(self, index):
-        g = torch.Generator().manual_seed(self.seed * 1_000_003 + index)
+        g = torch.Generator().manual_seed(self.sample_seed * 1_000_003 + index)
         label = int(self.labels[index])
         noise = torch.randn(3, self.image_size, self.image_size, generator=g)
         image = self.prototypes[label] + self.noise * noise
@@ -33,8 +36,8 @@ class SyntheticImages(Dataset):
 
 def build_loaders(args, distributed=False):
     """Training and validation loaders; the training one reshuffles each epoch from ``args.seed``."""
-    train_set = SyntheticImages(args.train_size, args.image_size, args.num_classes, seed=args.seed)
-    val_set = SyntheticImages(args.val_size, args.image_size, args.num_classes, seed=args.seed + 1)
+    train_set = SyntheticImages(args.train_size, args.image_size, args.num_classes, seed=args.seed, split="train")
+    val_set = SyntheticImages(args.val_size, args.image_size, args.num_classes, seed=args.seed, split="val")
 
     if distributed:
         train_sampler = DistributedSampler(train_set, shuffle=True, seed=args.seed, drop_last=True)

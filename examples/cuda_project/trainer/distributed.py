@@ -18,7 +18,7 @@ def init_distributed(args):
     os.environ.setdefault("NCCL_ASYNC_ERROR_HANDLING", "1")
     torch.cuda.set_device(args.local_rank)
     dist.init_process_group(backend=args.dist_backend, init_method=args.dist_url, world_size=world_size, rank=rank)
-    dist.barrier(device_ids=[args.local_rank])
+    dist.barrier()
     return True, rank, world_size
 
 
