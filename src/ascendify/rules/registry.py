@@ -9,12 +9,13 @@ file, after the walk).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -114,15 +115,27 @@ def ruleset_version() -> str:
 
 
 NodeCheck = Callable[..., None]
-NODE_CHECKS: dict[str, list[tuple[tuple[type, ...], NodeCheck]]] = {}
+NODE_CHECKS: dict[str, list[tuple[tuple[type, ...], NodeCheck, Optional[frozenset]]]] = {}
 FILE_CHECKS: dict[str, list[NodeCheck]] = {}
+KEYED_TYPES = (ast.Call, ast.Attribute, ast.Name, ast.keyword)
+"""Node types a check can be keyed on with ``names=``: a Call by the called name
+(``f`` in ``f(...)`` / ``x.f(...)``), an Attribute by its attr, a Name by its id,
+a keyword by its arg."""
 
 
-def check(code: str, *node_types: type) -> Callable[[NodeCheck], NodeCheck]:
-    """Register ``fn(node, ctx)`` as (part of) rule ``code``'s check for these AST node types."""
+def check(code: str, *node_types: type, names: Optional[Iterable[str]] = None) -> Callable[[NodeCheck], NodeCheck]:
+    """Register ``fn(node, ctx)`` as (part of) rule ``code``'s check for these AST node types.
+
+    With ``names``, the engine calls ``fn`` only for nodes whose key (see
+    :data:`KEYED_TYPES`) is one of them — a cheap pre-filter for the hot node
+    types; the check must still return early for any other key.
+    """
+    keys = frozenset(names) if names is not None else None
+    if keys is not None and not all(t in KEYED_TYPES for t in node_types):
+        raise ValueError(f"{code}: names= works only for {', '.join(t.__name__ for t in KEYED_TYPES)}")
 
     def deco(fn: NodeCheck) -> NodeCheck:
-        NODE_CHECKS.setdefault(code, []).append((node_types, fn))
+        NODE_CHECKS.setdefault(code, []).append((node_types, fn, keys))
         return fn
 
     return deco

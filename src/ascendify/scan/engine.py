@@ -23,7 +23,7 @@ from ascendify.config import Settings
 from ascendify.rules.registry import FILE_CHECKS, NODE_CHECKS, Rule, load_checks, load_rules, ruleset_version
 from ascendify.scan.context import FileContext
 from ascendify.scan.finding import Edit, Finding, Fix
-from ascendify.scan.source import SourceFile, SourceProblem, read_source
+from ascendify.scan.source import MAX_FILE_BYTES, SourceFile, SourceProblem, read_source
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -137,27 +137,37 @@ class RuleContext(FileContext):
 
 @dataclass
 class Dispatch:
-    """Node type → checks, for the enabled rules of one settings object."""
+    """Node type → checks, for the enabled rules of one settings object.
+
+    ``by_type`` holds checks called for every node of a type; ``by_key`` those
+    registered with ``names=``, called only for nodes with one of those keys.
+    """
 
     by_type: dict
     file_checks: list
     rules: dict
+    by_key: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, settings: Settings, rel_path: str = "") -> "Dispatch":
         load_checks()
         rules = load_rules()
         by_type: dict[type, list] = {}
+        by_key: dict[type, dict[str, list]] = {}
         file_checks = []
         for code, entries in NODE_CHECKS.items():
             if code in rules and settings.enabled(code, rel_path):
-                for types, fn in entries:
+                for types, fn, names in entries:
                     for t in types:
-                        by_type.setdefault(t, []).append((code, fn))
+                        if names is None:
+                            by_type.setdefault(t, []).append((code, fn))
+                        else:
+                            for n in names:
+                                by_key.setdefault(t, {}).setdefault(n, []).append((code, fn))
         for code, fns in FILE_CHECKS.items():
             if code in rules and settings.enabled(code, rel_path):
                 file_checks.extend((code, fn) for fn in fns)
-        return cls(by_type, file_checks, rules)
+        return cls(by_type, file_checks, rules, by_key)
 
 
 _AST = ast.AST
@@ -166,12 +176,26 @@ _NON_NODE_FIELDS = frozenset(("id", "ctx", "attr", "name", "asname", "arg", "mod
 _CHILD_FIELDS: dict = {ast.Constant: ()}
 
 
-def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext") -> None:
+def _node_key(node: ast.AST, cls: type) -> Optional[str]:
+    if cls is ast.Call:
+        f = node.func  # type: ignore[attr-defined]
+        fc = f.__class__
+        return f.attr if fc is ast.Attribute else f.id if fc is ast.Name else None
+    if cls is ast.Attribute:
+        return node.attr  # type: ignore[attr-defined]
+    if cls is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    return node.arg  # type: ignore[attr-defined]  # ast.keyword
+
+
+def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dict] = None) -> None:
     """Visit every node once, setting ``_asc_parent`` on each and calling the checks
-    registered for its type.  Expression-context and operator singletons are skipped."""
+    registered for its type (and, for keyed checks, its key).  Expression-context and
+    operator singletons are skipped."""
     stack: list = [tree]
     pop, push = stack.pop, stack.append
     fields_of = _CHILD_FIELDS
+    by_key = by_key or {}
     while stack:
         node = pop()
         cls = node.__class__
@@ -195,6 +219,13 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext") -> None:
             for code, fn in fns:
                 ctx.current_code = code
                 fn(node, ctx)
+        keyed = by_key.get(cls)
+        if keyed:
+            fns = keyed.get(_node_key(node, cls))
+            if fns:
+                for code, fn in fns:
+                    ctx.current_code = code
+                    fn(node, ctx)
 
 
 def _noqa_map(lines: list[str]) -> dict[int, Optional[frozenset]]:
@@ -291,7 +322,7 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
         return [f] if settings.enabled("SYN001", rel_path) else []
 
     ctx = RuleContext(tree, src, rel_path, settings, rules)
-    _walk(tree, dispatch.by_type, ctx)
+    _walk(tree, dispatch.by_type, ctx, dispatch.by_key)
     for code, fn in dispatch.file_checks:
         ctx.current_code = code
         fn(ctx)
@@ -407,16 +438,18 @@ class Cache:
         h.update(data)
         return h.hexdigest()
 
-    def get(self, key: str) -> Optional[list[Finding]]:
+    def get(self, key: str) -> Optional[tuple[list[Finding], int]]:
+        """(findings, line count) stored for ``key``, or None."""
         if not self.dir:
             return None
         try:
             with open(os.path.join(self.dir, key[:2], key + ".json"), encoding="utf-8") as fh:
-                return [Finding.from_dict(d) for d in json.load(fh)]
+                doc = json.load(fh)
+            return [Finding.from_dict(d) for d in doc["findings"]], int(doc["lines"])
         except (OSError, ValueError, TypeError, KeyError):
             return None
 
-    def put(self, key: str, findings: list[Finding]) -> None:
+    def put(self, key: str, findings: list[Finding], lines: int) -> None:
         if not self.dir:
             return
         d = os.path.join(self.dir, key[:2])
@@ -424,10 +457,23 @@ class Cache:
             os.makedirs(d, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump([f.to_dict() for f in findings], fh)
+                json.dump({"lines": lines, "findings": [f.to_dict() for f in findings]}, fh)
             os.replace(tmp, os.path.join(d, key + ".json"))
         except OSError:
             pass  # a cache that cannot be written is not an error
+
+    def lookup(self, entry: "FileEntry") -> Optional[tuple[list[Finding], int]]:
+        """The cached result for a file, read and hashed here (no parsing), or None."""
+        if not self.dir or not entry.path.endswith((".py", ".ipynb")):
+            return None
+        try:
+            if os.path.getsize(entry.path) > MAX_FILE_BYTES:
+                return None
+            with open(entry.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        return self.get(self.key(data, entry.rel))
 
 
 # ---------------------------------------------------------------------- scanning
@@ -476,9 +522,9 @@ def _scan_one(entry: FileEntry) -> tuple[str, list[Finding], int, bool]:
     key = cache.key(src.raw, entry.rel)
     hit = cache.get(key)
     if hit is not None:
-        return entry.rel, hit, nlines, True
+        return entry.rel, hit[0], hit[1], True
     findings = analyze_source(src, entry.rel, settings, dispatch)
-    cache.put(key, findings)
+    cache.put(key, findings, nlines)
     return entry.rel, findings, nlines, False
 
 
@@ -492,14 +538,23 @@ def scan_files(
     """Scan ``entries``; ``jobs`` processes (default: CPU count; 1 = in-process)."""
     result = ScanResult()
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(entries) >= 16:
-        chunk = max(1, len(entries) // (jobs * 8))
+    # cache hits are answered here, so an unchanged tree starts no worker processes
+    cache = Cache(cache_dir, settings)
+    pending = []
+    for entry in entries:
+        hit = cache.lookup(entry)
+        if hit is None:
+            pending.append(entry)
+        else:
+            _collect([(entry.rel, hit[0], hit[1], True)], result, progress)
+    if jobs > 1 and len(pending) >= 16:
+        chunk = max(1, len(pending) // (jobs * 8))
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache_dir)) as ex:
-            outputs: Iterator = ex.map(_scan_one, entries, chunksize=chunk)
+            outputs: Iterator = ex.map(_scan_one, pending, chunksize=chunk)
             _collect(outputs, result, progress)
-    else:
+    elif pending:
         _init_worker(settings, cache_dir)
-        _collect(map(_scan_one, entries), result, progress)
+        _collect(map(_scan_one, pending), result, progress)
     result.findings.sort(key=Finding.sort_key)
     return result
 

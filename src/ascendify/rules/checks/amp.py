@@ -272,7 +272,7 @@ _AMP_DEVICE = {  # qualified name -> (kind, position of the device argument, key
 _ENABLED_POS = {"autocast": 2, "GradScaler": 5}
 
 
-@check("AMP002", ast.Call)
+@check("AMP002", ast.Call, names=KINDS)
 def amp_cuda_device(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -315,7 +315,7 @@ def amp_cuda_device(node: ast.Call, ctx) -> None:
 # ---------------------------------------------------------------------- AMP003
 _CLIP_CALL = re.compile(r"\b\w*clip_grad\w*\s*\(|\bclip_gradients?\s*\(")
 
-@check("AMP003", ast.Call)
+@check("AMP003", ast.Call, names=("step",))
 def scaler_step_unguarded(node: ast.Call, ctx) -> None:
     f = node.func
     if not (isinstance(f, ast.Attribute) and f.attr == "step" and len(node.args) >= 1):
@@ -401,7 +401,7 @@ def _autocast_item(item: ast.withitem, ctx) -> Optional[ast.Call]:
     return None
 
 
-@check("AMP006", ast.Call)
+@check("AMP006", ast.Call, names=("backward",))
 def backward_in_autocast(node: ast.Call, ctx) -> None:
     f = node.func
     if not (isinstance(f, ast.Attribute) and f.attr == "backward"):

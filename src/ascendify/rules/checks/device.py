@@ -403,7 +403,7 @@ def literal_owner(node: ast.AST, ctx) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------- DEV001
-@check("DEV001", ast.Call)
+@check("DEV001", ast.Call, names=("cuda",))
 def cuda_method(node: ast.Call, ctx) -> None:
     if method_call(node, "cuda") is None:
         return
@@ -433,7 +433,7 @@ def cuda_method(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV002
-@check("DEV002", ast.Call)
+@check("DEV002", ast.Call, names=("to", "to_empty"))
 def to_cuda_string(node: ast.Call, ctx) -> None:
     if method_call(node, "to", "to_empty") is None or ctx.qualname(node.func) is not None:
         return
@@ -469,7 +469,7 @@ def device_kwarg_cuda(node: ast.keyword, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV005
-@check("DEV005", ast.Call)
+@check("DEV005", ast.Call, names=("load",))
 def map_location_cuda(node: ast.Call, ctx) -> None:
     if _func_name(node) != "load" or ctx.call_name(node) != "torch.load":
         return
@@ -607,7 +607,7 @@ def bare_int_device(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV007
-@check("DEV007", ast.Call)
+@check("DEV007", ast.Call, names=("is_available",))
 def cuda_is_available(node: ast.Call, ctx) -> None:
     if _func_name(node) != "is_available" or not is_available_call(node, ctx):
         return
@@ -677,7 +677,7 @@ def tensor_is_cuda(node: ast.Attribute, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV017
-@check("DEV017", ast.Call)
+@check("DEV017", ast.Call, names=("load",))
 def torch_load_no_map_location(node: ast.Call, ctx) -> None:
     if _func_name(node) != "load" or ctx.call_name(node) != "torch.load":
         return

@@ -140,7 +140,8 @@ def _make_api_check(code: str, safe: bool = True):
         ctx.report(node, _api_fix(node, ctx, name, entry, safe), api=f"torch.cuda.{name}", note=entry.get("note", ""), npu=entry.get("npu") or "")
 
     api_check.__name__ = f"cuda_api_{code}"
-    return check(code, ast.Attribute, ast.Name)(api_check)
+    check(code, ast.Attribute, names=names)(api_check)
+    return check(code, ast.Name)(api_check)
 
 
 for _code in ("DEV008", "DEV009", "DEV010", "DEV011", "DEV012", "DEV016"):

@@ -83,7 +83,7 @@ def _backend_source(val: ast.AST, ctx) -> Optional[ast.AST]:
 
 
 # ---------------------------------------------------------------------- DST001
-@check("DST001", ast.Call)
+@check("DST001", ast.Call, names=("init_process_group", "new_group"))
 def nccl_backend(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -297,7 +297,7 @@ def _guarded(node: ast.Call, ctx) -> bool:
     return False
 
 
-@check("DST004", ast.Call)
+@check("DST004", ast.Call, names=("init_process_group",))
 def init_unguarded(node: ast.Call, ctx) -> None:
     f = node.func
     if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None) != "init_process_group":

@@ -75,7 +75,7 @@ def _per_line_once(ctx, key: str, node: ast.AST) -> bool:
 
 
 # ---------------------------------------------------------------- DTY001
-@check("DTY001", ast.Call)
+@check("DTY001", ast.Call, names=("set_default_dtype", "set_default_tensor_type"))
 def default_dtype_fp64(node: ast.Call, ctx) -> None:
     f = node.func
     short = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -111,7 +111,7 @@ def fp64_factory(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------- DTY003
-@check("DTY003", ast.Call)
+@check("DTY003", ast.Call, names=("double", "to", "type"))
 def fp64_cast(node: ast.Call, ctx) -> None:
     m = method_call(node, "double", "to", "type")
     if m is None:
@@ -152,7 +152,7 @@ def complex_dtype(node: ast.Attribute, ctx) -> None:
         ctx.report(node, what=f"`{q}`")
 
 
-@check("DTY004", ast.Call)
+@check("DTY004", ast.Call, names=("view_as_complex", "polar", "complex", "cfloat", "cdouble", "chalf"))
 def complex_call(node: ast.Call, ctx) -> None:
     f = node.func
     if not isinstance(f, ast.Attribute) or f.attr not in ("view_as_complex", "polar", "complex", "cfloat", "cdouble", "chalf"):

@@ -36,7 +36,7 @@ def _feeds_shape(node: ast.AST, ctx) -> bool:
     return False
 
 
-@check("DYN001", ast.Call)
+@check("DYN001", ast.Call, names=("item", "tolist"))
 def host_sync(node: ast.Call, ctx) -> None:
     f = node.func
     if not isinstance(f, ast.Attribute) or f.attr not in ("item", "tolist") or node.args or node.keywords:

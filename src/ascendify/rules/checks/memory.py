@@ -178,7 +178,7 @@ _EMPTY_CACHE = {"torch.cuda.empty_cache", "torch.npu.empty_cache", "torch_npu.np
 _STEP_ITER = re.compile(r"loader|batch|data|step|iter", re.IGNORECASE)
 
 
-@check("MEM004", ast.Call)
+@check("MEM004", ast.Call, names=("empty_cache",))
 def empty_cache_in_loop(node: ast.Call, ctx) -> None:
     f = node.func
     if not (isinstance(f, ast.Attribute) and f.attr == "empty_cache"):

@@ -135,7 +135,7 @@ def _cu_files(node: Optional[ast.AST], ctx, depth: int = 0) -> list:
     return out
 
 
-@check("EXT001", ast.Call)
+@check("EXT001", ast.Call, names=("CUDAExtension", "CppExtension", "load", "load_inline"))
 def cuda_extension(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -159,7 +159,7 @@ def cuda_extension(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------- EXT008
-@check("EXT008", ast.Call)
+@check("EXT008", ast.Call, names=("init_distributed",))
 def deepspeed_backend(node: ast.Call, ctx) -> None:
     f = node.func
     if not isinstance(f, ast.Attribute) or f.attr != "init_distributed":
@@ -223,7 +223,7 @@ _SHELL_CALLS = frozenset({
 _SHELL_NAMES = frozenset(n.rsplit(".", 1)[1] for n in _SHELL_CALLS)
 
 
-@check("EXT010", ast.Call)
+@check("EXT010", ast.Call, names=_SHELL_NAMES)
 def nvidia_smi(node: ast.Call, ctx) -> None:
     f = node.func
     short = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
