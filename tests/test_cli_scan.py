@@ -38,7 +38,7 @@ def test_text_format_lines_and_summary(proj):
     assert lines[1] == "train.py:6:5: DEV001 [*] `.cuda()` moves to a CUDA device; on Ascend use `.npu()`"
     assert lines[2] == ""
     assert lines[3].startswith("Found 2 finding(s) in 1 of 2 file(s): 2 error.")
-    assert "low    train.py: 2 findings, 2 auto-fixable" in r.out
+    assert "low    train.py: 2 findings, 2 fixed safely by `ascendify fix`; nothing left for a person" in r.out
     assert r.code == 1
     assert "\x1b[" not in r.out  # no colour when not a TTY
 

@@ -44,7 +44,7 @@ def test_migrate_writes_copy_report_and_changelog(tmp_path, project):
     assert (out / "project" / "notes.txt").read_text() == "not python\n"
     assert "import torch_npu" in (out / "project" / "pkg" / "train.py").read_text()
     assert (project / "pkg" / "train.py").read_text() == SRC  # original untouched
-    assert (out / "report" / "changes.csv").read_text().splitlines()[0] == "file,start_line,end_line,code,operation,message,safe"
+    assert (out / "report" / "changes.csv").read_text().splitlines()[0] == "file,cell,start_line,end_line,code,operation,message,safe"
     assert doc["schema"] == "ascendify-report/1"
     s = doc["summary"]
     assert s["findings"] == len(doc["findings"]) and s["fixed"] == sum(d["fixed"] for d in doc["findings"])
@@ -126,4 +126,25 @@ def test_environment_step_follows_doctor(tmp_path, project):
     doc = json.loads((tmp_path / "o2" / "report" / "report.json").read_text())
     assert doc["sections"]["doctor"]["schema"] == "ascendify.doctor/1"
     assert doc["plan"][0]["status"] == "unknown"
-    assert "python.version" in (tmp_path / "o2" / "report" / "index.html").read_text()
+    index = (tmp_path / "o2" / "report" / "index.html").read_text()
+    assert '<td>Python</td><td class="st-ok">ok</td>' in index and "no Ascend stack on the machine that made this report" in index
+
+
+def test_notebook_findings_are_shown_by_cell(tmp_path):
+    p = tmp_path / "nbproj"
+    p.mkdir()
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["%matplotlib inline\n", "import torch\n"]},
+        {"cell_type": "markdown", "metadata": {}, "source": ["notes"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["x = torch.ones(2)\n", "y = x.cuda()\n", "z = x.cuda()\n"]}]}
+    (p / "nb.ipynb").write_text(json.dumps(nb))
+    _, doc = migrate(tmp_path, p)
+    dev = [d for d in doc["findings"] if d["code"] == "DEV001"]
+    assert [d["where"] for d in dev] == ["nbproj/nb.ipynb:cell 2:2", "nbproj/nb.ipynb:cell 2:3"]
+    # the added import is shown once, with the first fixed finding of the file
+    assert ["import torch_npu" in (d["diff"] or "") for d in dev] == [True, False]
+    page = (tmp_path / "out" / "report" / "files" / "0.html").read_text()
+    assert "<td>Cell 2</td>" in page and "%matplotlib inline" in page
+    assert "ascendify cell" not in page and "ascendify-magic" not in page
+    index = (tmp_path / "out" / "report" / "index.html").read_text()
+    assert ">nbproj/nb.ipynb:cell 2:2</a>" in index

@@ -118,3 +118,10 @@ def test_cmp002_no_npugraphs_rewrite_before_2_6(tmp_path):
     path = _write(tmp_path, COMPILE)
     assert 'backend="npugraphs"' in fixed_text(path, "CMP002", torch_npu="2.7.1")
     assert 'backend="cudagraphs"' in fixed_text(path, "CMP002", torch_npu="2.5.1")
+
+
+def test_ext002_guarded_import_is_a_warning(tmp_path):
+    path = _write(tmp_path, "try:\n    from apex.optimizers import FusedSGD\nexcept ImportError:\n    FusedSGD = None\n\nimport apex\n")
+    found = findings_for(path, "EXT002")
+    assert [(f.line, f.severity) for f in found] == [(2, "warning"), (6, "error")]
+    assert "guarded by `except ImportError`" in found[0].message

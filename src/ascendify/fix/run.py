@@ -19,7 +19,9 @@ from ascendify.scan.finding import Finding
 from ascendify.scan.source import SourceFile, SourceProblem, encode_source, read_source
 
 MAX_PASSES = 5
-CHANGELOG_FIELDS = ("file", "start_line", "end_line", "code", "operation", "message", "safe")
+CHANGELOG_FIELDS = ("file", "cell", "start_line", "end_line", "code", "operation", "message", "safe")
+"""Change-log columns; ``cell`` is the notebook code-cell number (empty for .py files), and the
+lines are then lines of that cell."""
 
 
 @dataclass
@@ -83,7 +85,7 @@ def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel
 
 
 def _change_row(f: Finding) -> dict:
-    return {"file": f.path, "start_line": f.cell_line or f.line, "end_line": f.end_line - f.line + (f.cell_line or f.line),
+    return {"file": f.path, "cell": f.cell if f.cell is not None else "", "start_line": f.cell_line or f.line, "end_line": f.end_line - f.line + (f.cell_line or f.line),
             "code": f.code, "operation": f.fix.operation if f.fix else "", "message": f.message,
             "safe": bool(f.fix and f.fix.safe)}
 

@@ -48,6 +48,8 @@ def render_text(findings: list[Finding], summary: dict[str, Any], colour: bool =
 
 def summary_text(s: dict[str, Any]) -> list[str]:
     if not s["findings"]:
+        if not s["files_scanned"]:
+            return ["No files scanned."]
         return [f"All clear: {s['files_scanned']} file(s) scanned, no findings."]
     sev = ", ".join(f"{n} {k}" for k, n in s["by_severity"].items() if n)
     cat = ", ".join(f"{k} {n}" for k, n in s["by_category"].items())
@@ -145,7 +147,7 @@ def rule_markdown(r) -> str:
     parts = [
         f"# {r.code} {r.name}",
         "",
-        f"**Category:** {r.category} · **Severity:** {r.severity} · **Auto-fix:** {fixable}",
+        f"**Category:** {r.category} · **Severity:** {r.severity} (default; some findings adjust it to the target torch_npu release, the chip or the code around them) · **Auto-fix:** {fixable}",
         "",
         f"## What it finds\n\n{r.summary.strip()}",
         f"## Why it matters on NPU\n\n{r.why.strip()}",

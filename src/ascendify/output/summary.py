@@ -21,24 +21,32 @@ def file_effort(findings: list[Finding]) -> tuple[str, str]:
     """
     if not findings:
         return "none", "no findings"
+
+    def count(k: int, one: str, many: str) -> str:
+        return f"{k} {one if k == 1 else many}"
+
     n = len(findings)
+    safe = [f for f in findings if f.fix is not None and f.fix.safe]
+    unsafe = [f for f in findings if f.fix is not None and not f.fix.safe]
     manual = [f for f in findings if f.fix is None]
     manual_severe = [f for f in manual if f.severity in ("error", "silent")]
-    ext = [f for f in manual if f.category in ("third-party", "parse")]
-    auto = n - len(manual)
-    head = f"{n} finding{'s' * (n != 1)}, {auto} auto-fixable"
+    ext = [f for f in manual if f.category == "parse" or (f.category == "third-party" and f.severity in ("error", "silent"))]
+    head = f"{count(n, 'finding', 'findings')}, {len(safe)} fixed safely by `ascendify fix`"
+    if unsafe:
+        head += f", {len(unsafe)} more with `--unsafe-fixes`"
     if ext:
         codes = sorted({f.code for f in ext})
-        return "high", f"{head}; {len(ext)} need replacing CUDA-only code or fixing the file ({', '.join(codes)})"
+        return "high", f"{head}; {count(len(ext), 'needs', 'need')} CUDA-only code replaced or the file repaired ({', '.join(codes)})"
     if len(manual_severe) > 5:
         return "high", f"{head}; {len(manual_severe)} error/silent findings need manual changes"
     if manual_severe:
-        return "medium", f"{head}; {len(manual_severe)} error/silent finding{'s' * (len(manual_severe) != 1)} need manual changes"
+        return "medium", f"{head}; {count(len(manual_severe), 'error/silent finding needs', 'error/silent findings need')} manual changes"
     if len(manual) > 5:
-        return "medium", f"{head}; {len(manual)} warnings/info to review by hand"
-    if manual:
-        return "low", f"{head}; {len(manual)} warning/info finding{'s' * (len(manual) != 1)} to review"
-    return "low", f"{head}; all fixed by `ascendify fix`"
+        return "medium", f"{head}; {len(manual)} warning/info findings to review by hand"
+    if manual or unsafe:
+        rest = len(manual) + len(unsafe)
+        return "low", f"{head}; {count(rest, 'finding', 'findings')} to review"
+    return "low", f"{head}; nothing left for a person"
 
 
 def summarize(findings: list[Finding], files: list[str], lines: dict | None = None) -> dict[str, Any]:

@@ -91,14 +91,18 @@ def build_report(
     applied = {_finding_key(f) for f in (fixrun.applied if fixrun else [])}
     diffs = {rel: LineDiff(old, new) for rel, (old, new) in (fixrun.texts.items() if fixrun else [])}
     findings = []
+    import_shown: set = set()
     for f in result.findings:
         d = f.to_dict()
         d["fixed"] = _finding_key(f) in applied
         d["rule_page"] = f"rules/{f.code}.html"
         d["diff"] = None
         if d["fixed"] and f.path in diffs:
-            adds = bool(f.fix and any(e.kind in ("add_import", "add_prelude") for e in f.fix.edits))
+            adds = bool(f.fix and any(e.kind in ("add_import", "add_prelude") for e in f.fix.edits)) and f.path not in import_shown
+            if adds:
+                import_shown.add(f.path)  # the added import is shown once per file, with its first finding
             d["diff"] = diffs[f.path].for_lines(f.line, f.end_line, adds)
+        d["where"] = f"{f.path}:cell {f.cell}:{f.cell_line}" if f.cell else f"{f.path}:{f.line}"
         findings.append(d)
     summary = summarize(result.findings, result.files, result.lines)
     fixed_per_file: dict[str, int] = {}
@@ -112,9 +116,17 @@ def build_report(
     summary["fixed"] = sum(fixed_per_file.values())
     summary["fixed_share"] = round(summary["fixed"] / len(findings), 3) if findings else 0.0
     plan = []
-    for n, step in enumerate(load_plan(), 1):
-        prefixes = step.get("codes", [])
-        mine = [d for d in findings if any(d["code"].startswith(p) for p in prefixes)]
+    steps = load_plan()
+    step_of = {}
+    for d in findings:
+        for n, step in enumerate(steps, 1):
+            if any(d["code"].startswith(p) for p in step.get("codes", [])):
+                step_of[id(d)] = n
+                break
+    for d in findings:
+        d["step"] = step_of.get(id(d))
+    for n, step in enumerate(steps, 1):
+        mine = [d for d in findings if d["step"] == n]
         plan.append({
             "step": n,
             "title": step["title"],

@@ -90,14 +90,34 @@ def _markdown(text: str) -> str:
     return MarkdownIt("commonmark", {"html": False}).render(text)
 
 
-def _read_source(rel: str, path_base: str) -> Optional[list[str]]:
-    """The file's lines as the scan saw them (notebooks: the virtual module), or None."""
-    from ascendify.scan.source import SourceFile, read_source
+_CELL_MARK = re.compile(r"^# %% \[ascendify cell \d+\]$")
+
+
+def _read_source(rel: str, path_base: str) -> Optional[list[tuple]]:
+    """The file's lines as ``(line, shown number, text, cell header or None)``.
+
+    ``line`` is the line the scan reports (for notebooks, the line of the
+    module the code cells are joined into); notebooks show each code cell
+    under a "Cell N" header, numbered from 1 as Jupyter does, magics as written.
+    """
+    from ascendify.scan.source import MAGIC_PREFIX, SourceFile, read_source
 
     for cand in (os.path.join(path_base, rel), rel):
         if os.path.isfile(cand):
             src = read_source(cand)
-            return src.text.splitlines() if isinstance(src, SourceFile) else None
+            if not isinstance(src, SourceFile):
+                return None
+            out, cell, k = [], 0, 0
+            for n, text in enumerate(src.text.splitlines(), 1):
+                if src.is_notebook and _CELL_MARK.match(text):
+                    cell, k = cell + 1, 0
+                    out.append((n, "", "", f"Cell {cell}"))
+                    continue
+                k += 1
+                if text.startswith(MAGIC_PREFIX):
+                    text = text[len(MAGIC_PREFIX):]
+                out.append((n, k if src.is_notebook else n, text, None))
+            return out
     return None
 
 
@@ -122,8 +142,7 @@ def render_site(report: dict[str, Any], out_dir: str, source_base: str = ".") ->
     file_pages = {f["path"]: f["page"] for f in files}
     by_step: dict[int, list] = {}
     for st in report["plan"]:
-        prefixes = tuple(st["codes"])
-        by_step[st["step"]] = [d for d in findings if prefixes and d["code"] in prefixes]
+        by_step[st["step"]] = [d for d in findings if d.get("step") == st["step"]]
     ctx = {"report": report, "root": "", "chart": category_chart(findings), "by_step": by_step, "file_pages": file_pages,
            "section_order": SECTION_ORDER, "section_hint": SECTION_HINT}
     index = os.path.join(out_dir, "index.html")

@@ -549,7 +549,8 @@ def scan_files(
             _collect([(entry.rel, hit[0], hit[1], True)], result, progress)
     if jobs > 1 and len(pending) >= 16:
         chunk = max(1, len(pending) // (jobs * 8))
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache_dir)) as ex:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache_dir),
+                                 mp_context=_mp_context()) as ex:
             outputs: Iterator = ex.map(_scan_one, pending, chunksize=chunk)
             _collect(outputs, result, progress)
     elif pending:
@@ -557,6 +558,17 @@ def scan_files(
         _collect(map(_scan_one, pending), result, progress)
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+def _mp_context():
+    """``fork`` is the fastest start method, but from Python 3.12 forking a
+    multi-threaded process is deprecated (and 3.14 defaults to forkserver):
+    use forkserver there, where the platform has it."""
+    import multiprocessing
+
+    if sys.version_info >= (3, 12) and "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return None
 
 
 def _collect(outputs: Iterable, result: ScanResult, progress: Optional[Callable[[int], None]]) -> None:

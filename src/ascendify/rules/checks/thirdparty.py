@@ -16,6 +16,7 @@ from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import CUDA_DEVICE_RE, arg, fix, kwarg
+from ascendify.scan.context import parent
 from ascendify.rules.registry import check, file_check
 
 
@@ -85,7 +86,27 @@ def import_report(ctx) -> None:
         if isinstance(node, ast.Import) and keys <= seen:
             continue  # a plain submodule import adds nothing; `from pkg.sub import Api` names what is used
         seen |= keys
-        ctx.report(node, name=name, what=what, replacement=repl)
+        if _import_guarded(node):
+            rule = ctx.rules[ctx.current_code]
+            msg = rule.message.format(name=name, what=what, replacement=repl)
+            ctx.report(node, severity="warning", message=msg + " (guarded by `except ImportError`: the code runs without it; check what the fallback loses)")
+        else:
+            ctx.report(node, name=name, what=what, replacement=repl)
+
+
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
+
+def _import_guarded(node: ast.AST) -> bool:
+    """Is the import in the body of a ``try`` whose handlers catch ImportError (or broader)?"""
+    p = parent(node)
+    if not isinstance(p, ast.Try) or node not in p.body:
+        return False
+    for h in p.handlers:
+        types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        if h.type is None or any(isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS for t in types):
+            return True
+    return False
 
 
 for _code in _table()["imports"]:
