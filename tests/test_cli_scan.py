@@ -172,3 +172,12 @@ def test_missing_optional_dependency_is_one_line(monkeypatch):
     monkeypatch.setattr(scan_cli, "_run_scan", needs_torch)
     r = run_cli("scan", ".")
     assert r.code == 2 and r.err.strip().startswith("ascendify: error: this command needs the Python package 'torch'")
+
+
+def test_bad_target_version_and_unknown_chip(proj):
+    r = run_cli("scan", "train.py", "--torch-npu", "banana", cwd=str(proj))
+    assert r.code == 2 and "torch_npu version 'banana' is not a version" in r.err
+    r = run_cli("scan", "train.py", "--select", "DEV001", "--chip", "Ascend999", cwd=str(proj))
+    assert r.code == 1 and "chip 'Ascend999' is not in the chip table" in r.err
+    r = run_cli("scan", "train.py", "--select", "DEV001", "--chip", "Ascend910B3", "--torch-npu", "2.7.1.post11", cwd=str(proj))
+    assert r.code == 1 and "warning" not in r.err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import sys
 from typing import Optional
@@ -17,6 +18,9 @@ from ascendify.output.summary import summarize
 from ascendify.rules.registry import load_rules
 from ascendify.scan.engine import ScanResult, default_cache_dir, discover, scan_files
 from ascendify.scan.finding import SEVERITIES, Finding, severity_rank
+
+
+_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?((\.post|rc|\.rc)\d+)?$")
 
 
 def _split_codes(values: tuple) -> list[str]:
@@ -65,6 +69,13 @@ def _settings(paths, select, select_extend, ignore, ignore_extend, exclude, targ
         "unsafe_fixes": unsafe_fixes or None,
     }
     s = load_settings(cfg, overrides)
+    if not _VERSION_RE.match(str(s.torch_npu)):
+        raise AscendifyError(f"torch_npu version {s.torch_npu!r} is not a version (e.g. 2.7.1 or 2.7.1.post11); check --torch-npu or torch-npu in {s.config_file or 'the command line'}")
+    if s.chip:
+        from ascendify.kb.chips import chip_info
+
+        if chip_info(s.chip) is None:
+            click.echo(f"ascendify: warning: chip {s.chip!r} is not in the chip table (e.g. Ascend910B3, Ascend310P3, Ascend910_9392); chip-dependent checks treat it as unknown", err=True)
     known = set(load_rules())
     for code in s.select + s.ignore:
         if code != "ALL" and not any(k.startswith(code) for k in known):
