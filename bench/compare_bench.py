@@ -20,7 +20,12 @@ Prints the median seconds, GB/s and the median ratio to the numpy read
 show the cost independent of how busy the machine is; with 2 threads the wall
 ratio can exceed the CPU ratio.
 
+With numba installed the compare modes use the fused numba kernels; ``--numpy-path``
+also times them with ``ASCENDIFY_COMPARE_NUMBA=0`` (the numpy path) in the same rounds,
+as the ``numpy-path:`` rows.  The ``kernel`` column says which path each mode ran.
+
     .venv/bin/python bench/compare_bench.py [--gb 2.0] [--files 16] [--repeat 3] [--dir /tmp] [--before-src OLD/src]
+        [--numpy-path]
 """
 
 from __future__ import annotations
@@ -83,6 +88,11 @@ def child(mode: str, root: str) -> None:
                                   metrics=metrics, jobs=jobs)
         assert rep.verdict == "PASS", rep.verdict
     dt = time.perf_counter() - t0
+    kernel = "-"
+    if mode != "numpy":  # did this compare load and use the numba kernels? (checked without importing numba)
+        from ascendify.compare import metrics as M
+
+        kernel = "numba" if M._fused_mod and M._fused_compiled else "numpy"
     ru = resource.getrusage(resource.RUSAGE_SELF)
     cpu = ru.ru_utime + ru.ru_stime - cpu0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -91,7 +101,7 @@ def child(mode: str, root: str) -> None:
             rss_mb = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:")) / 1024
     except (OSError, StopIteration, ValueError):
         pass
-    print(json.dumps({"mode": mode, "seconds": dt, "cpu_seconds": cpu, "rss_mb": rss_mb}))
+    print(json.dumps({"mode": mode, "seconds": dt, "cpu_seconds": cpu, "rss_mb": rss_mb, "kernel": kernel}))
 
 
 def main() -> None:
@@ -102,6 +112,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds of all modes (medians are reported)")
     ap.add_argument("--before-src", default=None, help="also time the compare modes with ascendify imported from this "
                     "src folder (e.g. an older checkout's src), in the same rounds: before/after numbers in one run")
+    ap.add_argument("--numpy-path", action="store_true", help="also time the compare modes with "
+                    "ASCENDIFY_COMPARE_NUMBA=0 (numpy path, no numba kernels) in the same rounds")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -122,31 +134,36 @@ def main() -> None:
         if args.before_src:
             env_before["PYTHONPATH"] = os.path.abspath(args.before_src) + os.pathsep + env_before.get("PYTHONPATH", "")
         modes: tuple[str, ...] = ("numpy", "compare", "compare-1pass", "compare-2threads")
+        if args.numpy_path:
+            modes += ("numpy-path:compare", "numpy-path:compare-1pass", "numpy-path:compare-2threads")
         if args.before_src:
             modes += ("before:compare", "before:compare-1pass", "before:compare-2threads")
+        env_numpy = dict(env, ASCENDIFY_COMPARE_NUMBA="0")
         results: dict[str, list[dict]] = {m: [] for m in modes}
 
         def run(mode: str) -> dict:
             before, _, child_mode = mode.rpartition(":")
+            penv = env_before if before == "before" else env_numpy if before == "numpy-path" else env
             out = subprocess.run([sys.executable, __file__, "--child", child_mode, root], capture_output=True, text=True, check=False,
-                                 env=env_before if before else env)
+                                 env=penv)
             if out.returncode:
                 sys.exit(f"{mode} failed: {out.stderr.strip()[-500:]}")
             return json.loads(out.stdout.strip().splitlines()[-1])
 
         run("numpy")  # warm the page cache and the imports
+        run("compare-1pass")  # and numba's on-disk kernel cache (compiled once, then loaded)
         for _ in range(max(1, args.repeat)):
             for mode in modes:
                 results[mode].append(run(mode))
-        print(f"{'mode':<25}{'median s':>9}{'GB/s':>8}{'ratio':>8}{'CPU s':>8}{'CPU ratio':>10}{'peak RSS MB':>13}"
-              "   ratios per round")
+        print(f"{'mode':<29}{'kernel':>7}{'median s':>9}{'GB/s':>8}{'ratio':>8}{'CPU s':>8}{'CPU ratio':>10}"
+              f"{'peak RSS MB':>13}   ratios per round")
         for mode in modes:
             rs = results[mode]
             med = statistics.median(r["seconds"] for r in rs)
             ratios = [b["seconds"] / r["seconds"] for b, r in zip(results["numpy"], rs)]
             cpu = statistics.median(r["cpu_seconds"] for r in rs)
             cpu_ratio = statistics.median(b["cpu_seconds"] / r["cpu_seconds"] for b, r in zip(results["numpy"], rs))
-            print(f"{mode:<25}{med:>9.2f}{total / med / 1e9:>8.2f}{statistics.median(ratios):>8.2f}{cpu:>8.2f}"
+            print(f"{mode:<29}{rs[0].get('kernel', '-'):>7}{med:>9.2f}{total / med / 1e9:>8.2f}{statistics.median(ratios):>8.2f}{cpu:>8.2f}"
                   f"{cpu_ratio:>10.2f}{max(r['rss_mb'] for r in rs):>13.0f}   {' '.join(f'{x:.2f}' for x in ratios)}")
         print(f"(data {total / 1e9:.2f} GB; largest file {total / 2 / args.files / 1e6:.0f} MB; numpy read holds one "
               "file at a time, compare maps 4 MiB windows of a file at a time and works on 64k-element chunks; "

@@ -122,10 +122,12 @@ def aligned(a: Iterator[np.ndarray], b: Iterator[np.ndarray]) -> Iterator[tuple[
 
 def compare_refs(key: str, bref: TensorRef, cref: TensorRef, thresholds: dict[str, float],
                  want_kl: bool = True, want_hist: bool = False, chunk: int = DEFAULT_CHUNK,
-                 bin_dtype: Optional[str] = None) -> dict[str, Any]:
+                 bin_dtype: Optional[str] = None, size_hint: int = -1) -> dict[str, Any]:
     """One result row: ``sample``, ``output``, ``baseline``/``candidate`` (where), shapes,
     dtypes, metrics and counts (see :class:`ascendify.compare.metrics.Accumulator`),
     ``failed`` (monitor strings), ``notes`` and ``status`` (``PASS``/``FAIL``).
+    ``size_hint``: element pairs of the whole compare (picks the numba kernels or not,
+    see :class:`ascendify.compare.metrics.Accumulator`; -1: this tensor's size).
     Raises ``AscendifyError`` when a raw .bin's size does not fit the baseline's shape."""
     s, o = split_key(key)
     if cref.shape is None and bref.shape is None:
@@ -154,7 +156,7 @@ def compare_refs(key: str, bref: TensorRef, cref: TensorRef, thresholds: dict[st
     def pairs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         return aligned(cref.chunks(chunk), bref.chunks(chunk))
 
-    res = M.compute(pairs, want_kl=want_kl, want_hist=want_hist)
+    res = M.compute(pairs, want_kl=want_kl, want_hist=want_hist, size_hint=size_hint if size_hint >= 0 else bref.size)
     row["notes"].extend(res.pop("reasons"))
     row.update(res)
     failed = M.check_thresholds(res, thresholds)
@@ -213,8 +215,11 @@ def compare_collections(base: Collection, cand: Collection, thresholds: Optional
             f"no tensor of {cand.path} pairs with one of {base.path} (baseline keys e.g. "
             f"{', '.join(list(base.refs)[:3])}; candidate keys e.g. {', '.join(list(cand.refs)[:3])})")
 
+    total = sum(max(b.size, c.size, 0) for _, b, c in p.pairs)  # raw .bin without a shape: counted as 0
+
     def one(item: tuple[str, TensorRef, TensorRef]) -> dict[str, Any]:
-        return compare_refs(item[0], item[1], item[2], th, want_kl=want_kl, want_hist=want_hist, bin_dtype=bin_dtype)
+        return compare_refs(item[0], item[1], item[2], th, want_kl=want_kl, want_hist=want_hist, bin_dtype=bin_dtype,
+                            size_hint=total)
 
     with M.single_thread_blas():  # set once here, so the per-tensor limits in worker threads nest inside it
         if jobs > 1 and len(p.pairs) > 1:

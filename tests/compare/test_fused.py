@@ -1,0 +1,317 @@
+"""The numba kernels (``ascendify.compare._fused``) against the numpy path, on the same data.
+
+Every case runs both paths and compares them: counts, maxima, minima and KL exactly; other sums
+and the metrics built on them within rel 1e-12 / abs 1e-15 (the kernels only change the
+order of the float64 sums).  The numba half is skipped only when numba is not installed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from ascendify.compare import metrics as M
+
+HAVE_NUMBA = M.fused_kernels(force=True) is not None
+needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed")
+
+RTOL, ATOL = 1e-12, 1e-15
+#: values computed by the same float64 operations per element on both paths (not sums)
+EXACT = {"n", "n_valid", "nan_candidate", "inf_candidate", "nan_baseline", "inf_baseline", "nonfinite_mismatch",
+         "fp16_overflow_candidate", "fp16_overflow_baseline", "max_abs", "max_rel", "min_candidate", "max_candidate",
+         "min_baseline", "max_baseline",
+         "kl"}  # KL: the kernels write the numpy path's p and q, numpy finishes both paths alike
+
+
+def run(x, y, fused: bool, chunk: int = 1 << 16, want_kl: bool = True):
+    """Feed ``x``/``y`` (any arrays, same size) in chunks as ``compute`` does; return
+    (result, whether the numba kernels ran to the end)."""
+    x = np.asarray(x).reshape(-1)
+    y = np.asarray(y).reshape(-1)
+    acc = M.Accumulator(fused=fused)
+    chunks = [(x[i:i + chunk], y[i:i + chunk]) for i in range(0, x.size, chunk)] or [(x, y)]
+    with M.single_thread_blas():
+        if want_kl:
+            for a, b in chunks:
+                acc.update_range(a, b)
+            acc.start_kl()
+        for a, b in chunks:
+            acc.update(a, b)
+    return acc.result(), acc.uses_fused
+
+
+def assert_same(r_np: dict, r_nb: dict) -> None:
+    assert r_np.keys() == r_nb.keys()
+    for k, a in r_np.items():
+        b = r_nb[k]
+        if isinstance(a, float):
+            if math.isnan(a):
+                assert math.isnan(b), (k, a, b)
+            elif k in EXACT or math.isinf(a):
+                assert a == b, (k, a, b)
+            else:
+                assert abs(a - b) <= ATOL + RTOL * abs(a), (k, a, b, abs(a - b) / max(abs(a), 1e-300))
+        else:
+            assert a == b, (k, a, b)
+
+
+def both(x, y, **kw) -> dict:
+    r_np, used = run(x, y, fused=False, **kw)
+    assert not used
+    if HAVE_NUMBA:
+        r_nb, used = run(x, y, fused=True, **kw)
+        assert used, "numba kernels fell back to numpy"
+        assert_same(r_np, r_nb)
+    return r_np
+
+
+RNG = np.random.default_rng(7)
+BASE = RNG.standard_normal(200_003).astype(np.float32)
+CAND = BASE + (RNG.standard_normal(BASE.size) * 1e-3).astype(np.float32)
+
+
+@pytest.mark.parametrize("chunk", [1 << 16, 1000, 7])
+@pytest.mark.parametrize("want_kl", [True, False])
+def test_random_float32_multi_chunk(chunk, want_kl):
+    n = 200_003 if chunk > 100 else 3001  # lengths not a multiple of the kernel's 128 lanes
+    r = both(CAND[:n], BASE[:n], chunk=chunk, want_kl=want_kl)
+    assert r["n_valid"] == n and 0.999 < r["cosine"] <= 1.0
+    assert math.isnan(r["kl"]) != want_kl
+
+
+@pytest.mark.parametrize("dx,dy", [("float64", "float64"), ("float32", "float64"), ("float64", "float32"),
+                                   ("float16", "float32"), ("float16", "float16"), ("int32", "int64"),
+                                   ("uint8", "float32"), (">f4", "<f4"), ("bool", "float64")])
+def test_dtypes(dx, dy):
+    x = (CAND[:50_000] * 40).astype(dx)
+    y = (BASE[:50_000] * 40).astype(dy)
+    r = both(x, y, chunk=4096)
+    assert r["n_valid"] == 50_000
+
+
+def test_non_contiguous_chunks():
+    x = CAND[:20_000].reshape(100, 200)[:, ::2]
+    y = BASE[:20_000].reshape(100, 200)[:, ::2]
+    assert both(x.T, y.T)["n_valid"] == 10_000
+    # and straight into the accumulator with strided 1-D chunks
+    acc = M.Accumulator(fused=False)
+    acc.update(CAND[:20_000:2], BASE[:20_000:2])
+    ref = acc.result()
+    if HAVE_NUMBA:
+        acc = M.Accumulator(fused=True)
+        acc.update(CAND[:20_000:2], BASE[:20_000:2])
+        assert acc.uses_fused
+        assert_same(ref, acc.result())
+
+
+def test_nan_inf_counting_and_mismatch():
+    x = CAND[:10_000].copy()
+    y = BASE[:10_000].copy()
+    x[[3, 50, 4000]] = np.nan          # candidate NaN only
+    y[[50, 51]] = np.nan               # 50: NaN both (not a mismatch), 51: baseline only
+    x[[100, 101, 102]] = [np.inf, -np.inf, np.inf]
+    y[[100, 101, 103]] = [np.inf, np.inf, -np.inf]  # 100 same (ok), 101 differ, 103 baseline only
+    r = both(x, y, chunk=4096)
+    assert (r["nan_candidate"], r["inf_candidate"], r["nan_baseline"], r["inf_baseline"]) == (3, 3, 2, 3)
+    assert r["nonfinite_mismatch"] == 6  # 3, 4000, 51, 101, 102, 103
+    assert r["n_valid"] == 10_000 - 8
+
+
+def test_nan_inf_spread_over_chunks():
+    x = CAND[:150_000].copy()
+    y = BASE[:150_000].copy()
+    x[::997] = np.nan
+    y[::1231] = -np.inf
+    r = both(x, y)  # 64k chunks, all with NaN/Inf: the scalar masked kernel
+    assert r["nan_candidate"] == 151 and r["inf_baseline"] == 122 and not math.isnan(r["kl"])
+
+
+def test_chunk_all_nan_and_all_inf():
+    x = np.full(300, np.nan, dtype=np.float32)
+    y = np.full(300, np.inf, dtype=np.float32)
+    r = both(x, y, chunk=128)
+    assert r["n_valid"] == 0 and r["nonfinite_mismatch"] == 300 and math.isnan(r["cosine"])
+    x2 = np.concatenate([x, CAND[:500]])
+    y2 = np.concatenate([y, BASE[:500]])
+    assert both(x2, y2, chunk=300)["n_valid"] == 500
+
+
+def test_zeros_all_equal_and_constant():
+    r = both(np.zeros(1000), np.zeros(1000))
+    assert r["cosine"] == 1.0 and r["kl"] == 0.0 and r["max_rel"] == 0.0
+    r = both(np.full(1000, 3.5, np.float32), np.full(1000, 3.5, np.float32))
+    assert r["max_abs"] == 0.0 and r["kl"] == 0.0
+    r = both(BASE[:5000], BASE[:5000])  # identical: every error exactly zero
+    assert r["max_abs"] == 0.0 and r["rmse"] == 0.0 and r["kl"] == 0.0
+    r = both(np.zeros(1000), BASE[:1000])
+    assert math.isnan(r["cosine"])
+    y = BASE[:3000].copy()
+    y[::3] = 0.0  # masked relative errors
+    both(CAND[:3000], y, chunk=1024)
+
+
+def test_tiny_and_subnormal_baselines():
+    y = np.array([1e-300, 2.2e-16, 2.3e-16, 5e-324, -1e-310, 0.0, 1e-20, 1.0] * 40, dtype=np.float64)
+    x = y * (1 + 1e-7) + 1e-300
+    r = both(x, y, chunk=100)
+    assert r["max_rel"] > 0
+    yf = (BASE[:4000] * 1e-38).astype(np.float32)  # float32 subnormals
+    both(yf * np.float32(1.01), yf, chunk=999)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # the numpy path's float64 overflow
+@pytest.mark.parametrize("want_kl", [True, False])  # overflow flags from the range pass / per chunk
+def test_fp16_overflow_counts_and_big_values(want_kl):
+    x = CAND[:5000] * 1e5
+    y = BASE[:5000] * 1e5
+    x[:1000] *= 1e-5  # a first chunk with nothing above 65504 while the tensor has plenty
+    r = both(x, y, chunk=1000, want_kl=want_kl)
+    assert 0 < r["fp16_overflow_candidate"] < 4000 and r["fp16_overflow_baseline"] > 0
+    # float64 sums that overflow (Σx² = inf): the kernel reruns the chunk in its masked loop
+    big = np.array([1e200, -3e200, 2e200, 1.0])
+    r = both(big, big * 1.5)
+    assert r["n_valid"] == 4 and r["rmse"] == math.inf
+
+
+def test_single_element_and_empty():
+    both(np.array([2.0]), np.array([3.0]))
+    r = both(np.array([], dtype=np.float32), np.array([], dtype=np.float32))
+    assert r["n"] == 0
+
+
+def test_hist_uses_numpy_path():
+    acc = M.Accumulator(want_hist=True)
+    assert not acc.uses_fused
+
+
+def test_env_switch_forces_numpy(monkeypatch):
+    monkeypatch.setenv(M.NUMBA_ENV, "0")
+    assert M.fused_kernels() is None
+    assert not M.Accumulator().uses_fused
+    monkeypatch.setenv(M.NUMBA_ENV, "1")
+    assert (M.fused_kernels() is not None) == HAVE_NUMBA
+
+
+def test_without_numba_falls_back(monkeypatch):
+    monkeypatch.setattr(M, "_fused_mod", None)
+    import ascendify.compare
+
+    monkeypatch.delitem(sys.modules, "ascendify.compare._fused", raising=False)
+    monkeypatch.delattr(ascendify.compare, "_fused", raising=False)
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.delenv(M.NUMBA_ENV, raising=False)
+    assert M.fused_kernels() is None
+    r, used = run(CAND[:3000], BASE[:3000], fused=None)
+    assert not used
+    assert_same(run(CAND[:3000], BASE[:3000], fused=False)[0], r)
+
+
+@needs_numba
+def test_kernel_failure_falls_back_silently(monkeypatch):
+    fk = M.fused_kernels(force=True)
+    monkeypatch.setattr(M, "_fused_mod", fk)
+
+    def boom(*a):
+        raise RuntimeError("simulated numba failure")
+
+    monkeypatch.setattr(fk, "data_pass", boom)
+    monkeypatch.setattr(M, "_fused_compiled", {("f", "f")})  # skip the warm-up: fail in the data pass
+    x, y = CAND[:5000].copy(), BASE[:5000]
+    r, used = run(x, y, fused=True, chunk=1000)
+    assert not used and M._fused_mod is False
+    assert_same(run(x, y, fused=False, chunk=1000)[0], r)
+
+
+@needs_numba
+def test_failed_self_check_falls_back(monkeypatch):
+    fk = M.fused_kernels(force=True)
+    monkeypatch.setattr(M, "_fused_mod", fk)
+    monkeypatch.setattr(M, "_fused_compiled", set())
+    monkeypatch.setattr(fk, "data_pass", lambda *a: None)  # writes nothing: the warm-up check fails
+    r, used = run(CAND[:3000], BASE[:3000], fused=True)
+    assert not used
+    assert_same(run(CAND[:3000], BASE[:3000], fused=False)[0], r)
+
+
+@needs_numba
+def test_uncachable_function_compiles_without_cache():
+    from ascendify.compare import _fused
+
+    ns: dict = {}
+    exec("def f(a):\n    return a * 2.0\n", ns)  # noqa: S102 -- a function with no source file: no cache locator
+    f = _fused._jit()(ns["f"])
+    assert f(1.5) == 3.0
+
+
+def test_import_does_not_import_numba():
+    code = textwrap.dedent("""
+        import sys
+        import ascendify, ascendify.cli, ascendify.compare.metrics, ascendify.compare.engine
+        print("numba" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_small_compare_does_not_load_numba():
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from ascendify.compare import metrics as M
+        M.compare_arrays(np.ones(1000), np.ones(1000))
+        small = "numba" in sys.modules
+        M.FUSED_MIN_PAIRS = 500
+        M.compare_arrays(np.ones(1000), np.ones(1000))
+        print(small, "numba" in sys.modules)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != M.NUMBA_ENV}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["False", str(HAVE_NUMBA)]
+
+
+def test_unaligned_and_readonly_inputs():
+    raw = np.zeros(4 * 3001 + 1, dtype=np.uint8)
+    x = raw[1:].view(np.float32)  # unaligned float32
+    x[:] = CAND[:3001]
+    assert not x.flags.aligned
+    y = BASE[:3001].copy()
+    y.flags.writeable = False
+    both(x, y)
+
+
+@needs_numba
+def test_unwritable_cache_compiles_silently(tmp_path):
+    # a copy of the package where numba can write no cache: ``__pycache__`` is a plain file
+    # (blocks even root), NUMBA_CACHE_DIR and HOME point into /proc.  The kernels compile
+    # uncached, with no warning (-W error), and give the numpy path's results.
+    import shutil
+
+    import ascendify
+
+    src = tmp_path / "src"
+    shutil.copytree(os.path.dirname(ascendify.__file__), src / "ascendify", ignore=shutil.ignore_patterns("__pycache__"))
+    (src / "ascendify" / "compare" / "__pycache__").write_text("not a directory")
+    code = textwrap.dedent("""
+        import numpy as np
+        from ascendify.compare import metrics as M
+        x = np.linspace(-3, 5, 70_001, dtype=np.float32)
+        y = x * np.float32(1.001) + np.float32(1e-4)
+        acc = M.Accumulator(fused=True)
+        acc.update(x, y)
+        r, ref = acc.result(), M.compare_arrays(x, y, want_kl=False, fused=False, chunk=1 << 20)
+        print(acc.uses_fused, M._fused_mod.data_pass._cache.__class__.__name__,
+              all(abs(r[k] - ref[k]) <= 1e-12 * abs(ref[k]) for k in ("cosine", "rmse", "mae", "max_rel")))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR="/proc/ascendify-no-cache", HOME="/proc/ascendify-no-home",
+               PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("XDG_CACHE_HOME", None)
+    out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "NullCache", "True"] and out.stderr == ""
