@@ -217,7 +217,9 @@ def test_memory_bounded_and_line_numbers():
     assert stats.lines == src.n
     # peak Python allocations: a few 1 MiB blocks, independent of the log size
     assert peak < 8 * BLOCK, peak
-    assert peak - small_peak < BLOCK, (small_peak, peak)
+    # 5x the log adds at most ~one block of slack (allocator noise differs between Pythons);
+    # memory that grew with the log would add about 8 blocks here
+    assert peak - small_peak < 2 * BLOCK, (small_peak, peak)
 
 
 def test_plog_folder_first_error_in_time(tmp_path):
