@@ -563,17 +563,7 @@ def bare_int_device(node: ast.Call, ctx) -> None:
     target = ctx.settings.target
     if name in ("to", "to_empty") and ctx.qualname(node.func) is None:
         arg = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else kwarg(node, "device")
-        kind = int_device(arg, ctx)
-        if kind is None:
-            return
-        dev = "npu" if target == "npu" else agn.NAME
-        text = _index_text(ctx, arg, dev)
-        f = None
-        if text is not None:
-            extra = _npu_import(ctx) if target == "npu" else agnostic_prelude(ctx)
-            if extra is not None:
-                f = fix(ctx.replace(arg, text), *extra, safe=kind, operation="name the device type of an int device")
-        ctx.report(arg, f, severity=_int_device_severity(ctx), form=f"{name}({ctx.segment(arg)})")
+        _report_int_device_arg(arg, ctx, f"{name}({{}})")
     elif name == "device" and is_torch_device(node, ctx):
         if len(node.args) != 1 or node.keywords:
             return
@@ -593,17 +583,23 @@ def bare_int_device(node: ast.Call, ctx) -> None:
         arg = kwarg(node, "device")
         if arg is None or name == "cuda" or other_domain(node, ctx):
             return
-        kind = int_device(arg, ctx)
-        if kind is None:
-            return
-        dev = "npu" if target == "npu" else agn.NAME
-        text = _index_text(ctx, arg, dev)
-        f = None
-        if text is not None:
-            extra = _npu_import(ctx) if target == "npu" else agnostic_prelude(ctx)
-            if extra is not None:
-                f = fix(ctx.replace(arg, text), *extra, safe=kind, operation="name the device type of an int device")
-        ctx.report(arg, f, severity=_int_device_severity(ctx), form=f"device={ctx.segment(arg)}")
+        _report_int_device_arg(arg, ctx, "device={}")
+
+
+def _report_int_device_arg(arg, ctx, form: str) -> None:
+    """Report an int device passed as ``arg`` (``.to(rank)``, ``device=rank``) with a fix that
+    names the device type (``f"npu:{rank}"``, or ``DEVICE_TYPE`` for the agnostic target)."""
+    kind = int_device(arg, ctx)
+    if kind is None:
+        return
+    target = ctx.settings.target
+    text = _index_text(ctx, arg, "npu" if target == "npu" else agn.NAME)
+    f = None
+    if text is not None:
+        extra = _npu_import(ctx) if target == "npu" else agnostic_prelude(ctx)
+        if extra is not None:
+            f = fix(ctx.replace(arg, text), *extra, safe=kind, operation="name the device type of an int device")
+    ctx.report(arg, f, severity=_int_device_severity(ctx), form=form.format(ctx.segment(arg)))
 
 
 # ---------------------------------------------------------------------- DEV007
