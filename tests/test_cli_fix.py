@@ -144,3 +144,15 @@ def test_file_with_empty_tuple_and_parenthesised_names_is_fixed(tmp_path):
     r = fix(tmp_path, "t.py", "--write")
     assert "cannot rewrite" not in r.err
     assert p.read_text() == "import torch\nimport torch_npu\n\nx = ()\ny = (x)\nm = torch.nn.Linear(1, 1).npu()\n"
+
+
+def test_output_into_existing_folder_warns_that_old_files_stay(tmp_path):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "m.py").write_text(SRC)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.py").write_text("x = 1\n")
+    r = fix(tmp_path, "proj", "--output", "out")
+    assert "ascendify: warning: out already exists; files in it that are not in the project are kept" in r.err
+    assert (tmp_path / "out" / "old.py").read_text() == "x = 1\n" and (tmp_path / "out" / "m.py").read_text() == FIXED
+    r = fix(tmp_path, "proj", "--output", "fresh")
+    assert "warning" not in r.err

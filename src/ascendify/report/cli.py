@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ascendify.errors import AscendifyError
-from ascendify.fix.run import fix_tree
+from ascendify.fix.run import fix_tree, stale_output_warning
 from ascendify.report.build import build_report, load_section_file
 from ascendify.report.html import render_site
 from ascendify.scan.cli import _run_scan, _settings
@@ -70,6 +70,9 @@ def migrate(project, out, target, torch_npu, chip, unsafe_fixes, probe_spec, pro
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
     migrated = os.path.join(out, "project")
+    warning = stale_output_warning(migrated)
+    if warning:
+        click.echo(f"ascendify: warning: {warning}", err=True)
     report_dir = os.path.join(out, "report")
     run = fix_tree((project,), result, settings, "output", migrated, changelog=os.path.join(report_dir, "changes.csv"))
     for path, err in run.errors:

@@ -191,6 +191,11 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     settings = _settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if out_dir:
         mode = "output"
+        from ascendify.fix.run import stale_output_warning
+
+        warning = stale_output_warning(out_dir)
+        if warning:
+            click.echo(f"ascendify: warning: {warning}", err=True)
     result = _run_scan(paths, settings, cache_dir, no_cache, jobs)
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
