@@ -26,8 +26,8 @@ def test_nanmean_out_kernel_not_monotone():
 
 
 def test_version_resolution_warns_with_both_names():
-    r = ops.op_support("bmm", "2.7.1")
-    assert r["torch_npu"] == "2.7.1.post11" and "2.7.1" in r["warning"] and "2.7.1.post11" in r["warning"]
+    r = ops.op_support("bmm", "2.7.1.post4")
+    assert r["torch_npu"] == "2.7.1.post11" and "2.7.1.post4" in r["warning"] and "2.7.1.post11" in r["warning"]
     r = ops.op_support("bmm", "2.2.0")
     assert r["torch_npu"] == "2.1.0.post17" and "nearest" in r["warning"]
     with pytest.raises(ValueError):
@@ -37,3 +37,10 @@ def test_version_resolution_warns_with_both_names():
 def test_unknown_op_is_unknown_not_supported():
     r = ops.op_support("aten::definitely_not_an_op", "2.7.1.post11")
     assert r["class"] == "unknown" and r["cpu_fallback"] is False
+
+
+def test_bare_release_line_maps_without_a_warning():
+    rel, note = ops.resolve_release("2.7.1")
+    assert rel.startswith("2.7.1.post") and note is None
+    rel, note = ops.resolve_release("2.7.1.post99")
+    assert rel.startswith("2.7.1.post") and "not in the KB" in note

@@ -117,7 +117,7 @@ def test_cli_usage_error_names_bad_part():
 
 def test_cli_json(tmp_path):
     out = tmp_path / "r.json"
-    r = CliRunner().invoke(cli, ["probe", "tests.probe.models:planted", "--input", "x:4,8", "--torch-npu", "2.7.1",
+    r = CliRunner().invoke(cli, ["probe", "tests.probe.models:planted", "--input", "x:4,8", "--torch-npu", "2.7.1.post4",
                                  "--format", "json", "-o", str(out)])
     assert r.exit_code == 0, r.output
     d = json.loads(out.read_text())

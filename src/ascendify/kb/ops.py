@@ -88,8 +88,9 @@ def _vkey(v: str) -> "tuple[int, ...]":
 def resolve_release(torch_npu: Optional[str]) -> "tuple[str, Optional[str]]":
     """Map a requested torch_npu version to a known release.
 
-    Exact match → (release, None).  Same ``X.Y.Z`` with another or no
-    ``.postN`` → that release with a note.  Otherwise the nearest release by
+    Exact match → (release, None).  A bare ``X.Y.Z`` → the newest ``.postN``
+    of that line, without a note; ``X.Y.Z.postN`` not in the KB → the known
+    release of that line with a note.  Otherwise the nearest release by
     (major, minor, patch, post), preferring the older one on ties, with a
     warning naming both.  ``None`` → the newest release.  A string that is not
     a version raises ``ValueError``.
@@ -105,6 +106,8 @@ def resolve_release(torch_npu: Optional[str]) -> "tuple[str, Optional[str]]":
         raise ValueError(f"'{torch_npu}' is not a torch_npu version (expected e.g. 2.7.1 or 2.7.1.post11)")
     same = [r for r in rels if _vkey(r)[:3] == k[:3]]
     if same:
+        if k[3] == -1:  # "2.7.1" names the line: its newest post release, no warning needed
+            return same[-1], None
         return same[-1], (f"torch_npu {req} is not in the KB; using the data of torch_npu {same[-1]} "
                           f"(same torch {'.'.join(map(str, k[:3]))} line)")
 
