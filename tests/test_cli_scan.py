@@ -56,7 +56,7 @@ def test_exit_codes(proj):
 
 def test_ignore_and_prefix_selection(proj):
     r = run_cli("scan", "train.py", "--select", "DEV", "--ignore", "DEV001", "--format", "json", cwd=str(proj))
-    assert [f["code"] for f in json.loads(r.out)["findings"]] == [c for c in [] ]
+    assert json.loads(r.out)["findings"] == []
     r = run_cli("scan", "train.py", "--select", "DEV", "--format", "json", cwd=str(proj))
     assert {f["code"] for f in json.loads(r.out)["findings"]} >= {"DEV001"}
 
@@ -181,3 +181,14 @@ def test_bad_target_version_and_unknown_chip(proj):
     assert r.code == 1 and "chip 'Ascend999' is not in the chip table" in r.err
     r = run_cli("scan", "train.py", "--select", "DEV001", "--chip", "Ascend910B3", "--torch-npu", "2.7.1.post11", cwd=str(proj))
     assert r.code == 1 and "warning" not in r.err
+
+
+def test_unverified_rule_page_says_so():
+    from ascendify.rules.registry import load_rules
+
+    rules = load_rules()
+    unverified = [c for c, r in rules.items() if not r.verified]
+    assert unverified  # the README promises these pages exist and say so
+    assert "*Unverified:" in run_cli("rule", unverified[0], "--format", "markdown").out
+    verified = next(c for c, r in rules.items() if r.verified)
+    assert "Unverified" not in run_cli("rule", verified, "--format", "markdown").out

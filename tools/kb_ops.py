@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import os
 import re
 import zipfile
@@ -100,7 +99,6 @@ def read_wheel(path: str) -> "dict[str, Any]":
             version = version or (m.group(1) if m else "")
             m = re.search(r"^Requires-Dist:\s*torch\s*==\s*([0-9][0-9.]*)", mt, re.M)
             torch_pin = m.group(1).rstrip(".") if m else ""
-        libs = [n for n in names if n.endswith("cpu_fallback_messages_in_libtorch_npu.txt")]
     return {"yaml": text, "version": version, "git_version": git, "torch": torch_pin,
             "sha256": h.hexdigest(), "file": os.path.basename(path)}
 

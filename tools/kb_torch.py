@@ -16,7 +16,6 @@ import io
 import json
 import os
 import sys
-import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

@@ -556,7 +556,7 @@ class Doctor:
                          expected=f"{c_inner} in the driver's compatible_version",
                          fix=(f"upgrade the driver+firmware (install guide pairs CANN {cv} with driver {want})"
                               if want else f"upgrade the driver+firmware to a release that lists {c_inner}")
-                         + f", or install an older CANN the driver accepts",
+                         + ", or install an older CANN the driver accepts",
                          details=det, source=src)
             elif d_inner and c_compat and d_inner not in c_compat:
                 self.add("driver.compat_codes", "CANN ↔ driver compatible_version", "warn",
@@ -1219,7 +1219,6 @@ class Doctor:
         return ""
 
     def _no_stack(self) -> None:
-        fam = self.family
         info = self.chip or self.requested
         rec = V.recommended()
         chip_txt = f"{info.family_name} ({info.series})" if info else "your chip (pass --chip 910b|a3|310p|…)"

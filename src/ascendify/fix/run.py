@@ -7,7 +7,7 @@ import difflib
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ascendify.config import Settings
@@ -66,8 +66,7 @@ def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel
     current = findings
     error = None
     for _ in range(MAX_PASSES):
-        work = SourceFile(src.path, text, src.encoding, src.bom, src.newline, src.raw, src.notebook, src.cell_starts)
-        outcome = apply_fixes(work, current, settings.unsafe_fixes)
+        outcome = apply_fixes(replace(src, text=text), current, settings.unsafe_fixes)
         if outcome.error:
             error = outcome.error
             break
@@ -75,11 +74,11 @@ def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel
             break
         applied_all.extend(outcome.applied)
         text = outcome.text
-        work = SourceFile(src.path, text, src.encoding, src.bom, src.newline, src.raw, src.notebook, src.cell_starts)
-        current = analyze_source(work, rel, settings)
-    remaining = [f for f in current if not (f.fix is not None and (f.fix.safe or settings.unsafe_fixes))] if applied_all or error else current
-    if error:
+        current = analyze_source(replace(src, text=text), rel, settings)
+    if error or not applied_all:
         remaining = current
+    else:
+        remaining = [f for f in current if not (f.fix is not None and (f.fix.safe or settings.unsafe_fixes))]
     unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
     return text, applied_all, remaining, unsafe, error
 

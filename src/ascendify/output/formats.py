@@ -7,6 +7,8 @@ import io
 import json
 from typing import Any, Optional
 
+import click
+
 from ascendify import __version__
 from ascendify.rules.registry import load_rules
 from ascendify.scan.finding import Finding
@@ -29,8 +31,6 @@ def text_line(f: Finding, colour: bool = False) -> str:
     mark = " [*]" if f.fix is not None and f.fix.safe else (" [-]" if f.fix is not None else "")
     if not colour:
         return f"{location(f)}: {f.code}{mark} {f.message}"
-    import click
-
     return (
         f"{click.style(location(f), bold=True)}: "
         f"{click.style(f.code, fg=_COLOURS.get(f.severity, 'white'), bold=True)}{mark} {f.message}"

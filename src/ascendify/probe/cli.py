@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Optional
 
 import click
 
-from ascendify.errors import AscendifyError
 
 
 @click.command("probe", context_settings={"ignore_unknown_options": False})

@@ -13,7 +13,6 @@ op-support-and-versions.md §2.2 (JIT disabled by default on SoC ≥ Ascend910B1
 
 from __future__ import annotations
 
-from typing import Optional
 
 DATA_DEPENDENT = {
     "nonzero": "output size = number of non-zero elements",

@@ -8,7 +8,6 @@ import os
 import sys
 import time
 import warnings
-from typing import Optional
 
 from ascendify.errors import AscendifyError
 from ascendify.kb import ops as kbops

@@ -9,7 +9,6 @@ bools with p = 0.5.  Malformed specs raise :class:`SpecError` naming the bad par
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool",
           "complex64")

@@ -149,14 +149,14 @@ class Dispatch:
     by_key: dict = field(default_factory=dict)
 
     @classmethod
-    def build(cls, settings: Settings, rel_path: str = "") -> "Dispatch":
+    def build(cls, settings: Settings) -> "Dispatch":
         load_checks()
         rules = load_rules()
         by_type: dict[type, list] = {}
         by_key: dict[type, dict[str, list]] = {}
         file_checks = []
         for code, entries in NODE_CHECKS.items():
-            if code in rules and settings.enabled(code, rel_path):
+            if code in rules and settings.enabled(code):
                 for types, fn, names in entries:
                     for t in types:
                         if names is None:
@@ -165,7 +165,7 @@ class Dispatch:
                             for n in names:
                                 by_key.setdefault(t, {}).setdefault(n, []).append((code, fn))
         for code, fns in FILE_CHECKS.items():
-            if code in rules and settings.enabled(code, rel_path):
+            if code in rules and settings.enabled(code):
                 file_checks.extend((code, fn) for fn in fns)
         return cls(by_type, file_checks, rules, by_key)
 
@@ -296,8 +296,8 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
 
     Notebook findings get ``cell`` and ``cell_line`` set.
     """
-    if dispatch is None or settings.per_file_ignores:
-        dispatch = Dispatch.build(settings, rel_path)
+    if dispatch is None:
+        dispatch = Dispatch.build(settings)
     rules = dispatch.rules
     try:
         with warnings.catch_warnings():
@@ -328,10 +328,13 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
         fn(ctx)
 
     noqa = _noqa_map(ctx.lines)
+    per_file = bool(settings.per_file_ignores)
     out = []
     for f in ctx.findings:
         supp = noqa.get(f.line, False) if noqa else False
         if supp is None or (supp and f.code in supp):
+            continue
+        if per_file and not settings.enabled(f.code, rel_path):
             continue
         if src.is_notebook:
             f.cell, f.cell_line = src.cell_of(f.line)
@@ -430,6 +433,12 @@ class Cache:
         self.dir = os.path.join(directory, ruleset_version()) if directory else None
         # ``ast`` differs between Pythons (``match`` is a syntax error on 3.9): one cache per minor version
         self.salt = settings.cache_key() + "-py%d.%d" % sys.version_info[:2]
+        self._dir_seen: Optional[bool] = None
+
+    def _exists(self) -> bool:
+        if self._dir_seen is None:
+            self._dir_seen = bool(self.dir) and os.path.isdir(self.dir)
+        return self._dir_seen
 
     def key(self, data: bytes, rel: str) -> str:
         h = hashlib.sha256(self.salt.encode())
@@ -463,8 +472,11 @@ class Cache:
             pass  # a cache that cannot be written is not an error
 
     def lookup(self, entry: "FileEntry") -> Optional[tuple[list[Finding], int]]:
-        """The cached result for a file, read and hashed here (no parsing), or None."""
-        if not self.dir or not entry.path.endswith((".py", ".ipynb")):
+        """The cached result for a file, read and hashed here (no parsing), or None.
+
+        With no cache folder for this rule-set version yet (a first scan), nothing
+        can hit, so files are not read twice."""
+        if not self.dir or not entry.path.endswith((".py", ".ipynb")) or not self._exists():
             return None
         try:
             if os.path.getsize(entry.path) > MAX_FILE_BYTES:

@@ -27,7 +27,3 @@ def prelude(ctx) -> Optional[Edit]:
     return ctx.add_prelude(
         f'{NAME} = {t}.accelerator.current_accelerator().type if {t}.accelerator.is_available() else "cpu"'
     )
-
-
-def agnostic() -> bool:
-    return True
