@@ -13,8 +13,8 @@ EFFORTS = ("none", "low", "medium", "high")
 def file_effort(findings: list[Finding]) -> tuple[str, str]:
     """(effort, reasoning) for one file's findings.
 
-    none: nothing to change.  low: every finding has an automatic fix, or only
-    a few info/warning findings remain.  medium: up to 5 error/silent findings
+    none: nothing to change.  low: every finding has a safe automatic fix, or
+    what remains is a few info/warning findings or fixes needing ``--unsafe-fixes``.  medium: up to 5 error/silent findings
     need a person, or many warnings.  high: more than 5 error/silent findings
     need a person, a parse error, or third-party CUDA code (kernels, CUDA-only
     libraries) that has to be replaced.
