@@ -50,6 +50,7 @@ class SourceFile:
     raw: bytes = b""
     notebook: Optional[dict] = None
     cell_starts: list = field(default_factory=list)  # (virtual first line, cell number, nb index)
+    cr_only: bool = False  # the file's line endings are all bare CR; ``text`` has them as LF
 
     @property
     def is_notebook(self) -> bool:
@@ -75,6 +76,20 @@ def _newline_of(text: str) -> str:
     if i < 0 and "\r" in text:
         return "\r"
     return "\n"
+
+
+def final_eol(old: str, new: str) -> str:
+    """``new`` with the line ending that ends ``old`` put back if a rewrite dropped it.
+
+    LibCST drops a bare CR at the end of a module (``"x = 1\\r"`` comes back as
+    ``"x = 1"``); no fix ever means to remove the last line ending.
+    """
+    if new and not new.endswith(("\n", "\r")):
+        if old.endswith("\r\n"):
+            return new + "\r\n"
+        if old.endswith(("\n", "\r")):
+            return new + old[-1]
+    return new
 
 
 def read_python(path: str, data: Optional[bytes] = None) -> Union[SourceFile, SourceProblem]:
@@ -108,7 +123,13 @@ def read_python(path: str, data: Optional[bytes] = None) -> Union[SourceFile, So
         return SourceProblem("SYN002", f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}; add a PEP 263 coding cookie or re-save as UTF-8", line)
     if bom and text.startswith("\ufeff"):
         text = text[1:]
-    return SourceFile(path=path, text=text, encoding="utf-8" if bom else encoding, bom=bom, newline=_newline_of(text), raw=data)
+    newline = _newline_of(text)
+    # a file whose line breaks are all bare CR (old Mac style) is scanned and fixed with LF
+    # breaks (the same module for Python) and written back with CR: see encode_source
+    cr_only = newline == "\r" and "\n" not in text
+    if cr_only:
+        text = text.replace("\r", "\n")
+    return SourceFile(path=path, text=text, encoding="utf-8" if bom else encoding, bom=bom, newline=newline, raw=data, cr_only=cr_only)
 
 
 def _cell_source(cell: dict) -> str:
@@ -164,11 +185,15 @@ def read_source(path: str) -> Union[SourceFile, SourceProblem]:
 def encode_source(src: SourceFile, new_text: str) -> bytes:
     """Encode fixed text the way the original file was stored.
 
-    For ``.py`` files: same encoding, BOM kept.  For notebooks: the virtual
+    For ``.py`` files: same encoding, BOM kept, the final line ending kept, and
+    CR line endings restored in a file read as CR-only.  For notebooks: the virtual
     module is split back into its cells and the notebook JSON re-serialised
     (1-space indent, as Jupyter writes it).
     """
     if not src.is_notebook:
+        new_text = final_eol(src.text, new_text)
+        if src.cr_only:
+            new_text = new_text.replace("\r\n", "\n").replace("\n", "\r")
         data = new_text.encode(src.encoding)
         return (b"\xef\xbb\xbf" + data) if src.bom else data
     nb = json.loads(json.dumps(src.notebook))  # deep copy
