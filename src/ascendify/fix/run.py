@@ -16,7 +16,7 @@ from ascendify.fix.apply import apply_fixes
 from ascendify.fsutil import atomic_write
 from ascendify.scan.engine import ScanResult, analyze_source
 from ascendify.scan.finding import Finding
-from ascendify.scan.source import SourceFile, SourceProblem, encode_source, read_source
+from ascendify.scan.source import SourceFile, SourceProblem, encode_source, final_eol, read_source
 
 MAX_PASSES = 5
 CHANGELOG_FIELDS = ("file", "cell", "start_line", "end_line", "code", "operation", "message", "safe")
@@ -73,7 +73,7 @@ def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel
         if not outcome.changed:
             break
         applied_all.extend(outcome.applied)
-        text = outcome.text
+        text = final_eol(text, outcome.text)
         current = analyze_source(replace(src, text=text), rel, settings)
     if error or not applied_all:
         remaining = current
