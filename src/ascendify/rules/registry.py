@@ -111,6 +111,11 @@ def ruleset_version() -> str:
                 h.update(entry.read_bytes())
     for mod in ("scan/context.py", "scan/engine.py"):
         h.update(resources.files("ascendify").joinpath(mod).read_bytes())
+    sem = resources.files("ascendify").joinpath("semantic")
+    for entry in sorted(sem.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".py"):
+            h.update(entry.name.encode())
+            h.update(entry.read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -40,6 +40,18 @@ class RuleContext(FileContext):
         self.findings: list[Finding] = []
         self.current_code = ""
         self._seen: set = set()
+        self._model = None
+        self.finding_nodes: dict = {}  # id(Finding) -> the node it was reported at
+
+    @property
+    def model(self):
+        """The file's :class:`ascendify.semantic.SemanticModel` (built on first use)."""
+        m = self._model
+        if m is None:
+            from ascendify.semantic import SemanticModel
+
+            m = self._model = SemanticModel(self.tree, self)
+        return m
 
     # ------------------------------------------------------------ positions
     def char_col(self, line: int, byte_col: int) -> int:
@@ -124,15 +136,29 @@ class RuleContext(FileContext):
         if node is None:
             (line, col), (end_line, end_col) = (1, 0), (1, 0)
         else:
-            (line, col), (end_line, end_col) = self.span(node)
+            (line, col), (end_line, end_col) = self.token_span(node)
         key = (code, line, col)
         if key in self._seen:
             return
         self._seen.add(key)
         text = message if message is not None else rule.message.format(**fmt)
-        self.findings.append(
-            Finding(code, text, self.path, line, col, end_line, end_col, severity or rule.severity, rule.category, fix)
-        )
+        f = Finding(code, text, self.path, line, col, end_line, end_col, severity or rule.severity, rule.category, fix)
+        self.findings.append(f)
+        if node is not None:
+            self.finding_nodes[id(f)] = node
+
+    def token_span(self, node: ast.AST) -> tuple:
+        """Where a finding at ``node`` is reported: the token that must change (the attribute of
+        ``x.cuda()`` / ``torch.cuda.synchronize``, a keyword's name, a literal) as start, the end of
+        the whole expression as end — so a call spanning lines is reported on the line of ``.cuda``."""
+        (line, col), end = self.span(node)
+        tok = node.func if node.__class__ is ast.Call and node.func.__class__ is ast.Attribute else node
+        if tok.__class__ is ast.Attribute:
+            tl = getattr(tok, "end_lineno", None)
+            tc = getattr(tok, "end_col_offset", None)
+            if tl is not None and tc is not None:
+                return (tl, self.char_col(tl, tc) - len(tok.attr)), end
+        return (line, col), end
 
 
 @dataclass
@@ -326,6 +352,11 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
     for code, fn in dispatch.file_checks:
         ctx.current_code = code
         fn(ctx)
+    if ctx.findings:
+        from ascendify.semantic.policy import POLICY_PREFIXES, apply_policy
+
+        if any(f.code.startswith(POLICY_PREFIXES) for f in ctx.findings):
+            ctx.findings = apply_policy(ctx.findings, ctx.finding_nodes, ctx.model)
 
     noqa = _noqa_map(ctx.lines)
     per_file = bool(settings.per_file_ignores)

@@ -22,4 +22,4 @@ table = {"accel": DEVICE_TYPE}  # expect: DEV024
 legacy = f"{DEVICE_TYPE}:{local_rank}"  # expect: DEV024
 joined = f"{DEVICE_TYPE}:{gpu}"  # expect: DEV024
 trainer = Trainer(accelerator=DEVICE_TYPE, devices=1)  # expect: DEV024
-device_type = DEVICE_TYPE if "cuda" in device else "cpu"  # expect: DEV024, DEV023
+device_type = "cuda" if "cuda" in device else "cpu"  # expect: DEV024, DEV023

@@ -21,4 +21,4 @@ table = {"accel": "npu"}  # expect: DEV024
 legacy = "npu:%d" % local_rank  # expect: DEV024
 joined = "npu:" + str(gpu)  # expect: DEV024
 trainer = Trainer(accelerator="npu", devices=1)  # expect: DEV024
-device_type = "npu" if "cuda" in device else "cpu"  # expect: DEV024, DEV023
+device_type = "cuda" if "cuda" in device else "cpu"  # expect: DEV024, DEV023

@@ -714,27 +714,45 @@ def device_type_test(node, ctx) -> None:
 
 
 def _agnostic_device_test(node, lits, ctx):
-    """``== "cuda"`` → ``!= "cpu"`` (on an accelerator, whichever); exact ``"cuda:N"`` → ``f"{DEVICE_TYPE}:N"``.
+    """A CUDA device-type test that also accepts the NPU, exactly as before everywhere else:
 
-    Unsafe: a meta tensor, or a second accelerator type, now passes the test.
+    ``d == "cuda"`` → ``d in ("cuda", "npu")``, ``d != "cuda"`` → ``d not in ("cuda", "npu")``,
+    ``"cuda" in s`` → ``("cuda" in s or "npu" in s)``, ``s.startswith("cuda")`` →
+    ``s.startswith(("cuda", "npu"))``, ``d in ("cuda", "cpu")`` → ``d in ("cuda", "npu", "cpu")``.
+    Safe: on CPU, CUDA and MPS the test gives what it gave; on an Ascend host it is true for the NPU.
+    Exact ``"cuda:N"`` tests become ``f"{DEVICE_TYPE}:N"`` (unsafe: the index test changes meaning).
     """
-    op_name = "test for a non-CPU device"
     lit = lits[0]
-    if isinstance(node, ast.Call):  # str(d).startswith("cuda") → not str(d).startswith("cpu")
-        inner = _quoted(ctx, lit, "cpu")
-        text = f"not {ctx.segment(node.func)}({inner})"
-        return fix(ctx.replace(node, _paren(node, text)), safe=False, operation=op_name)
+    npu = _quoted(ctx, lit, "npu")
+    if isinstance(node, ast.Call):  # s.startswith("cuda") → s.startswith(("cuda", "npu"))
+        return fix(ctx.set_args(node, f"({ctx.segment(lit)}, {npu})"), operation="accept the NPU in the device-type test")
     op = node.ops[0]
-    if len(lits) == 1 and lit.value == "cuda" and "\n" not in ctx.segment(node):
-        cpu = _quoted(ctx, lit, "cpu")
-        if isinstance(op, (ast.Eq, ast.NotEq)):
+    if "\n" not in ctx.segment(node) and all(x.value == "cuda" for x in lits):
+        if isinstance(op, (ast.Eq, ast.NotEq)) and len(lits) == 1:
             other = node.comparators[0] if lit is node.left else node.left
             if not isinstance(other, (ast.Tuple, ast.List, ast.Set)):
-                sym = "!=" if isinstance(op, ast.Eq) else "=="
-                return fix(ctx.replace(node, f"{ctx.segment(other)} {sym} {cpu}"), safe=False, operation=op_name)
-        elif lit is node.left:  # "cuda" in str(d) → "cpu" not in str(d)
-            sym = "not in" if isinstance(op, ast.In) else "in"
-            return fix(ctx.replace(node, f"{cpu} {sym} {ctx.segment(node.comparators[0])}"), safe=False, operation=op_name)
+                sym = "in" if isinstance(op, ast.Eq) else "not in"
+                text = f"{ctx.segment(other)} {sym} ({ctx.segment(lit)}, {npu})"
+                return fix(ctx.replace(node, _paren(node, text)), operation="accept the NPU in the device-type test")
+        elif isinstance(op, (ast.In, ast.NotIn)):
+            if lit is node.left and len(lits) == 1:  # "cuda" in s → ("cuda" in s or "npu" in s)
+                seq = ctx.segment(node.comparators[0])
+                if isinstance(op, ast.In):
+                    text = f"({ctx.segment(lit)} in {seq} or {npu} in {seq})"
+                else:
+                    text = f"({ctx.segment(lit)} not in {seq} and {npu} not in {seq})"
+                return fix(ctx.replace(node, text), operation="accept the NPU in the device-type test")
+            seq = node.comparators[0]
+            if isinstance(seq, (ast.Tuple, ast.List, ast.Set)) and lit in seq.elts:
+                if any(isinstance(e, ast.Constant) and e.value == "npu" for e in seq.elts):
+                    return None
+                seg = ctx.segment(seq)
+                if "\n" in seg:
+                    return None
+                o, c = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}"}[seq.__class__]
+                items = [ctx.segment(e) for e in seq.elts]
+                items.insert(items.index(ctx.segment(lit)) + 1, npu)
+                return fix(ctx.replace(seq, o + ", ".join(items) + c), operation="accept the NPU in the device-type test")
     edits: list = []
     for lit in lits:
         e = literal_edits(ctx, lit, "agnostic")

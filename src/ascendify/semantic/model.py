@@ -1,0 +1,60 @@
+"""The facade rules query: ``ctx.model`` (built on first use, once per file)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ascendify.semantic.bindings import Bindings
+from ascendify.semantic.branches import Branches, Context
+from ascendify.semantic.devices import DeviceValues
+
+
+class SemanticModel:
+    """Scopes, bindings, device values and branch context of one module.
+
+    ``fctx`` is the file's :class:`ascendify.scan.context.FileContext` (import
+    aliases and argparse defaults).
+    """
+
+    def __init__(self, tree: ast.Module, fctx):
+        self.tree = tree
+        self.fctx = fctx
+        self.bindings = Bindings(tree)
+        self._calls: Optional[dict] = None
+        self.values = DeviceValues(self.bindings, fctx.qualname, fctx.arg_defaults, self.calls_of)
+        self.branches = Branches(self.bindings, self.values, fctx.qualname)
+
+    # ------------------------------------------------------------------ queries
+    def device_of(self, node: Optional[ast.AST]) -> frozenset:
+        """The abstract device value of ``node`` (see :mod:`ascendify.semantic.devices`)."""
+        return self.values.of(node)
+
+    def context(self, node: ast.AST) -> Context:
+        """What the guards around ``node`` mean on an Ascend host."""
+        return self.branches.context(node)
+
+    def truth(self, test: ast.AST):
+        return self.branches.truth(test)
+
+    def calls_of(self, name: str) -> list:
+        """Calls in this file of a function or method named ``name`` (``f(...)``, ``self.f(...)``, ``obj.f(...)``)."""
+        if self._calls is None:
+            calls: dict = {}
+            for n in ast.walk(self.tree):
+                if n.__class__ is ast.Call:
+                    f = n.func
+                    if f.__class__ is ast.Name:
+                        calls.setdefault(f.id, []).append(n)
+                    elif f.__class__ is ast.Attribute:
+                        calls.setdefault(f.attr, []).append(n)
+            self._calls = calls
+        return self._calls.get(name, [])
+
+    def enclosing_def(self, node: ast.AST) -> Optional[ast.AST]:
+        p = getattr(node, "_asc_parent", None)
+        while p is not None:
+            if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return p
+            p = getattr(p, "_asc_parent", None)
+        return None
