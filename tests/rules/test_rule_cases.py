@@ -27,7 +27,8 @@ CODES = [c for c in RULES if not c.startswith("SYN")]
 
 
 KIND_RULES = [c for c in CODES if RULES[c].file_suffixes]
-CODES = [c for c in CODES if c not in KIND_RULES]
+PROJECT_RULES = [c for c in CODES if RULES[c].project]  # tested in tests/semantic/test_project.py
+CODES = [c for c in CODES if c not in KIND_RULES and c not in PROJECT_RULES]
 
 
 def test_rules_have_checks_and_checks_have_rules():
@@ -53,7 +54,7 @@ def test_file_kind_rule(code, tmp_path):
     assert not any(f.code == code for f in scan_files(discover([str(tmp_path)], off, lambda p, m: None), off, None, jobs=1).findings)
 
 
-@pytest.mark.parametrize("code", CODES + KIND_RULES)
+@pytest.mark.parametrize("code", CODES + KIND_RULES + PROJECT_RULES)
 def test_rule_page_complete(code):
     r = RULES[code]
     for field in ("name", "message", "summary", "why", "example", "fix", "source"):

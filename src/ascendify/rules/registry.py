@@ -64,6 +64,7 @@ class Rule:
     verified: bool = True
     fixed_example: str = ""
     file_suffixes: tuple = ()  # a file-kind rule: reported once for each scanned file with one of these suffixes
+    project: bool = False  # reported by the project pass (semantic/project.py) from module summaries, not by a check
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file_suffixes", tuple(self.file_suffixes))

@@ -317,10 +317,12 @@ def _newer_syntax_hint(text: str) -> str:
     return ""
 
 
-def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch: Optional[Dispatch] = None) -> list[Finding]:
+def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch: Optional[Dispatch] = None,
+                   summary_out: Optional[list] = None) -> list[Finding]:
     """All findings for one decoded source.  Syntax errors become a SYN001 finding.
 
-    Notebook findings get ``cell`` and ``cell_line`` set.
+    Notebook findings get ``cell`` and ``cell_line`` set.  With ``summary_out``, the module's
+    summary for the project pass (:func:`ascendify.semantic.project.summarize`) is appended to it.
     """
     if dispatch is None:
         dispatch = Dispatch.build(settings)
@@ -357,6 +359,13 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
 
         if any(f.code.startswith(POLICY_PREFIXES) for f in ctx.findings):
             ctx.findings = apply_policy(ctx.findings, ctx.finding_nodes, ctx.model)
+    if summary_out is not None and not src.is_notebook:
+        from ascendify.semantic.project import summarize
+
+        try:
+            summary_out.append(summarize(ctx, ctx.findings))
+        except RecursionError:  # absurd nesting: no summary, the file's own findings stand
+            pass
 
     noqa = _noqa_map(ctx.lines)
     per_file = bool(settings.per_file_ignores)
@@ -478,18 +487,18 @@ class Cache:
         h.update(data)
         return h.hexdigest()
 
-    def get(self, key: str) -> Optional[tuple[list[Finding], int]]:
-        """(findings, line count) stored for ``key``, or None."""
+    def get(self, key: str) -> Optional[tuple[list[Finding], int, Optional[dict]]]:
+        """(findings, line count, module summary) stored for ``key``, or None."""
         if not self.dir:
             return None
         try:
             with open(os.path.join(self.dir, key[:2], key + ".json"), encoding="utf-8") as fh:
                 doc = json.load(fh)
-            return [Finding.from_dict(d) for d in doc["findings"]], int(doc["lines"])
+            return [Finding.from_dict(d) for d in doc["findings"]], int(doc["lines"]), doc.get("summary")
         except (OSError, ValueError, TypeError, KeyError):
             return None
 
-    def put(self, key: str, findings: list[Finding], lines: int) -> None:
+    def put(self, key: str, findings: list[Finding], lines: int, summary: Optional[dict] = None) -> None:
         if not self.dir:
             return
         d = os.path.join(self.dir, key[:2])
@@ -497,12 +506,12 @@ class Cache:
             os.makedirs(d, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"lines": lines, "findings": [f.to_dict() for f in findings]}, fh)
+                json.dump({"lines": lines, "findings": [f.to_dict() for f in findings], "summary": summary}, fh)
             os.replace(tmp, os.path.join(d, key + ".json"))
         except OSError:
             pass  # a cache that cannot be written is not an error
 
-    def lookup(self, entry: "FileEntry") -> Optional[tuple[list[Finding], int]]:
+    def lookup(self, entry: "FileEntry") -> Optional[tuple[list[Finding], int, Optional[dict]]]:
         """The cached result for a file, read and hashed here (no parsing), or None.
 
         With no cache folder for this rule-set version yet (a first scan), nothing
@@ -527,6 +536,7 @@ class ScanResult:
     lines: dict = field(default_factory=dict)  # rel path -> line count
     problems: list = field(default_factory=list)  # (path, message) outside any file
     cached: int = 0
+    summaries: dict = field(default_factory=dict)  # rel path -> module summary (project pass)
 
 
 _worker_state: dict = {}
@@ -547,28 +557,30 @@ def _kind_rule(path: str, rules: dict) -> Optional[Rule]:
     return None
 
 
-def _scan_one(entry: FileEntry) -> tuple[str, list[Finding], int, bool]:
+def _scan_one(entry: FileEntry) -> tuple[str, list[Finding], int, bool, Optional[dict]]:
     settings: Settings = _worker_state["settings"]
     cache: Cache = _worker_state["cache"]
     dispatch: Dispatch = _worker_state["dispatch"]
     kind = _kind_rule(entry.path, dispatch.rules)
     if kind is not None:
         if not settings.enabled(kind.code, entry.rel):
-            return entry.rel, [], 0, False
-        return entry.rel, [Finding(kind.code, kind.message, entry.rel, 1, 0, 1, 0, kind.severity, kind.category)], 0, False
+            return entry.rel, [], 0, False, None
+        return entry.rel, [Finding(kind.code, kind.message, entry.rel, 1, 0, 1, 0, kind.severity, kind.category)], 0, False, None
     src = read_source(entry.path)
     if isinstance(src, SourceProblem):
         if not settings.enabled(src.code, entry.rel):
-            return entry.rel, [], 0, False
-        return entry.rel, [_problem_finding(src, entry.rel, dispatch.rules)], 0, False
+            return entry.rel, [], 0, False, None
+        return entry.rel, [_problem_finding(src, entry.rel, dispatch.rules)], 0, False, None
     nlines = src.text.count("\n") + 1
     key = cache.key(src.raw, entry.rel)
     hit = cache.get(key)
     if hit is not None:
-        return entry.rel, hit[0], hit[1], True
-    findings = analyze_source(src, entry.rel, settings, dispatch)
-    cache.put(key, findings, nlines)
-    return entry.rel, findings, nlines, False
+        return entry.rel, hit[0], hit[1], True, hit[2]
+    summary: list = []
+    findings = analyze_source(src, entry.rel, settings, dispatch, summary)
+    summ = summary[0] if summary else None
+    cache.put(key, findings, nlines, summ)
+    return entry.rel, findings, nlines, False, summ
 
 
 def scan_files(
@@ -589,7 +601,7 @@ def scan_files(
         if hit is None:
             pending.append(entry)
         else:
-            _collect([(entry.rel, hit[0], hit[1], True)], result, progress)
+            _collect([(entry.rel, hit[0], hit[1], True, hit[2])], result, progress)
     if jobs > 1 and len(pending) >= 16:
         chunk = max(1, len(pending) // (jobs * 8))
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache_dir),
@@ -599,6 +611,10 @@ def scan_files(
     elif pending:
         _init_worker(settings, cache_dir)
         _collect(map(_scan_one, pending), result, progress)
+    if len(result.summaries) > 1:
+        from ascendify.semantic.project import join
+
+        result.findings.extend(join(result.summaries, settings, load_rules()))
     result.findings.sort(key=Finding.sort_key)
     return result
 
@@ -615,10 +631,12 @@ def _mp_context():
 
 
 def _collect(outputs: Iterable, result: ScanResult, progress: Optional[Callable[[int], None]]) -> None:
-    for rel, findings, nlines, cached in outputs:
+    for rel, findings, nlines, cached, summary in outputs:
         result.files.append(rel)
         result.lines[rel] = nlines
         result.findings.extend(findings)
         result.cached += cached
+        if summary:
+            result.summaries[rel] = summary
         if progress:
             progress(1)

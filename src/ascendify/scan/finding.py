@@ -71,6 +71,7 @@ class Finding:
     fix: Optional[Fix] = None
     cell: Optional[int] = None  # notebooks: 1-based code-cell number
     cell_line: Optional[int] = None  # notebooks: line inside that cell
+    related: Optional[list] = None  # other places that explain it: [{"path", "line", "col", "message"}] (cross-file findings)
 
     @property
     def fixable(self) -> bool:

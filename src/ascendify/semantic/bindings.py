@@ -27,6 +27,9 @@ class Scope:
     globals: set = field(default_factory=set)
     nonlocals: set = field(default_factory=set)
     returns: list = field(default_factory=list)  # return-value expressions (functions)
+    children: list = field(default_factory=list)  # nested function/class scopes, in source order
+    start: tuple = (0, 0)  # (line, col) of the first body statement: the header belongs to the parent
+    end: tuple = (1 << 30, 0)
 
 
 @dataclass(eq=False)
@@ -181,8 +184,7 @@ class Bindings:
                 self._bind(scope, a.asname or a.name, "import", stmt, None, module=full, level=stmt.level or 0)
         elif cls in _FUNC:
             self._bind(scope, stmt.name, "def", stmt, stmt)
-            fscope = Scope("function", stmt, scope)
-            self.scopes[id(stmt)] = fscope
+            fscope = self._child_scope("function", stmt, scope)
             self.functions[id(stmt)] = (fscope, scope.node if scope.kind == "class" else None)
             a = stmt.args
             positional = a.posonlyargs + a.args
@@ -198,8 +200,7 @@ class Bindings:
             self._build(stmt.body, fscope, ())
         elif cls is ast.ClassDef:
             self._bind(scope, stmt.name, "class", stmt, stmt)
-            cscope = Scope("class", stmt, scope)
-            self.scopes[id(stmt)] = cscope
+            cscope = self._child_scope("class", stmt, scope)
             self._build(stmt.body, cscope, ())
         elif cls is ast.If:
             self._build(stmt.body, scope, guards + (Guard(stmt.test, True, "if", stmt),))
@@ -237,6 +238,14 @@ class Bindings:
             for case in stmt.cases:
                 self._build(case.body, scope, guards)
 
+    def _child_scope(self, kind: str, stmt: ast.AST, parent: Scope) -> Scope:
+        first = stmt.body[0]
+        sc = Scope(kind, stmt, parent, start=(first.lineno, first.col_offset),
+                   end=(getattr(stmt, "end_lineno", 1 << 30) or (1 << 30), getattr(stmt, "end_col_offset", 0) or 0))
+        parent.children.append(sc)
+        self.scopes[id(stmt)] = sc
+        return sc
+
     @staticmethod
     def _prescan_declarations(body: list, scope: Scope) -> None:
         """``global``/``nonlocal`` apply to the whole function: read them before binding."""
@@ -256,10 +265,19 @@ class Bindings:
         return self.stmts.get(id(stmt))
 
     def scope_of(self, node: ast.AST) -> Scope:
-        """The scope ``node`` (a checked node, whose ancestors the walk has linked) runs in."""
-        stmt = statement_of(node)
-        info = self.stmts.get(id(stmt)) if stmt is not None else None
-        return info.scope if info is not None else self.module_scope
+        """The scope ``node`` runs in, by its position (works for nodes the walk has not reached)."""
+        stmt = self.stmts.get(id(node))
+        if stmt is not None:
+            return stmt.scope
+        pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        scope = self.module_scope
+        while True:
+            for child in scope.children:
+                if child.start <= pos <= child.end:
+                    scope = child
+                    break
+            else:
+                return scope
 
     def lookup(self, name: str, scope: Scope) -> list:
         """Bindings of ``name`` visible from ``scope`` (innermost binding scope wins)."""

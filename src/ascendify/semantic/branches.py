@@ -76,7 +76,7 @@ def _intent_index() -> tuple:
         for a in lib.get("availability", ()):
             avail[a] = lib["name"]
         for m in lib.get("imports", ()):
-            roots[m.split(".")[0]] = lib["name"]
+            roots[m] = lib["name"]  # a dotted prefix (numba.cuda): matched as a module prefix
         for s in lib.get("strings", ()):
             words[s] = lib["name"]
         for s in lib.get("api", ()):
@@ -426,7 +426,7 @@ class Branches:
                 name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else None
                 if name is None:
                     continue
-                for w, libname in list(words.items()) + list(roots.items()):
+                for w, libname in list(words.items()) + [(r, n) for r, n in roots.items() if "." not in r]:
                     if name == w or (len(w) > 3 and isinstance(name, str) and re.search(r"(^|_)" + re.escape(w.lower()) + r"($|_)", name.lower())):
                         lib = libname
                         break
@@ -439,8 +439,9 @@ class Branches:
                         if isinstance(n, (ast.Import, ast.ImportFrom)):
                             mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
                             for m in mods:
-                                if m.split(".")[0] in roots:
-                                    lib = roots[m.split(".")[0]]
+                                for root, libname in roots.items():
+                                    if m == root or m.startswith(root + "."):
+                                        lib = libname
                         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in words:
                             lib = words[n.value]
                         elif isinstance(n, ast.Attribute) and n.attr in words:

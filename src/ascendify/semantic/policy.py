@@ -62,7 +62,8 @@ def apply_policy(findings: list, nodes: dict, model) -> list:
             f.fix = None
             if f.severity in ("error", "silent"):
                 f.severity = "warning"
-            f.message += f" — CUDA-only by intent ({c.intent_lib}): left as written" + (f"; {alt}" if alt else "")
+            if not f.code.startswith("EXT"):  # EXT findings name the library and its alternative themselves
+                f.message += f" — CUDA-only by intent ({c.intent_lib}): left as written" + (f"; {alt}" if alt else "")
             out.append(f)
             continue
         if c.compat:

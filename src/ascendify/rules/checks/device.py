@@ -19,6 +19,7 @@ from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import fix, is_cuda_device_string, kwarg, method_call, torch_root
 from ascendify.rules.registry import check
 from ascendify.scan.context import ancestors, parent
+from ascendify.semantic import devices as dv
 
 # ---------------------------------------------------------------------- helpers
 _CUDA_N = re.compile(r"^cuda:(\d+)$")
@@ -496,41 +497,30 @@ def map_location_cuda(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV006
-_INT_NAME = re.compile(r"^(local_?rank|rank|gpu|gpus?_?id|gpu_?idx|gpu_?index|device_?id|device_?idx|device_?index|dev_?id|cuda_?id|local_?device)$", re.IGNORECASE)
+_CERTAIN_ORIGINS = frozenset({"literal", "env", "rank", "current_device", "modulo", "argparse", "arith"})
 
 
 def int_device(node: Optional[ast.AST], ctx) -> Optional[bool]:
-    """Is ``node`` an int device index?  True = certainly, False = by its name only, None = no."""
+    """Is ``node`` an int device index, by the model's device value?  True = certainly (a literal,
+    ``LOCAL_RANK`` from the environment, ``dist.get_rank()``, ``rank % torch.cuda.device_count()``,
+    an ``int``-typed argparse option, ``torch.cuda.current_device()``, through variables, ``self.``
+    attributes, helpers' return values and the file's call sites), False = only its name says so
+    (``rank``, ``gpu_id``), None = not an ordinal (or also a device string or tensor device)."""
     if node is None:
         return None
-    if isinstance(node, ast.Constant):
-        return True if isinstance(node.value, int) and not isinstance(node.value, bool) else None
-    if isinstance(node, ast.Call):
-        name = ctx.call_name(node) or ""
-        if isinstance(node.func, ast.Name) and node.func.id == "int":
-            return True
-        if name.endswith((".current_device", ".get_local_rank", ".current_device_index")):
-            return True
+    value = ctx.model.device_of(node)
+    origins = {a[1] for a in value if a[0] == dv.INDEX}
+    if not origins or any(a[0] not in (dv.INDEX, dv.UNKNOWN) for a in value):
         return None
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        ad = ctx.arg_default_for(node)
-        if ad is not None and ad.type_name == "int":
-            return True
-        target = ctx.resolve(node)
-        if target is not None and target is not node:
-            if isinstance(target, ast.Constant):
-                return True if isinstance(target.value, int) and not isinstance(target.value, bool) else None
-            if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "int":
-                return True
-            if not isinstance(target, (ast.Name, ast.Attribute)):
-                return None
-        last = node.id if isinstance(node, ast.Name) else node.attr
-        if _INT_NAME.match(last):
-            return False
-    return None
+    if origins & _CERTAIN_ORIGINS:
+        return True
+    return False
 
 
-_INT_IS_ACCELERATOR_SINCE = (2, 5)  # pytorch/pytorch#129119: an int device is the current accelerator
+_INT_IS_ACCELERATOR_SINCE = (2, 3)
+"""torch_npu release from which a bare int device reaches the NPU: torch 2.3.0 resolves an index to
+PrivateUse1 when one is registered (pytorch/pytorch PR #117966), generalised to the current accelerator
+by PR #129119 (torch 2.5.0); torch 2.1/2.2 send it to CUDA (Ascend/pytorch#16)."""
 
 
 def _release(version: Optional[str]) -> tuple:
@@ -579,11 +569,22 @@ def bare_int_device(node: ast.Call, ctx) -> None:
             if pre is not None:
                 f = fix(ctx.set_args(node, f"{agn.NAME}, {ctx.segment(arg)}"), pre, safe=kind, operation="name the device type of an int device")
         ctx.report(arg, f, severity=_int_device_severity(ctx), form=f"torch.device({ctx.segment(arg)})")
+    elif name in _DDP_NAMES:
+        ids = kwarg(node, "device_ids")
+        if isinstance(ids, (ast.List, ast.Tuple)):
+            for elt in ids.elts:
+                _report_int_device_arg(elt, ctx, "device_ids=[{}]")
+        out = kwarg(node, "output_device")
+        if out is not None:
+            _report_int_device_arg(out, ctx, "output_device={}")
     else:
         arg = kwarg(node, "device")
         if arg is None or name == "cuda" or other_domain(node, ctx):
             return
         _report_int_device_arg(arg, ctx, "device={}")
+
+
+_DDP_NAMES = frozenset({"DistributedDataParallel", "DDP"})
 
 
 def _report_int_device_arg(arg, ctx, form: str) -> None:
@@ -786,12 +787,10 @@ def _literal_fix_safe(node: ast.AST, ctx) -> bool:
 
     * ``accelerator="cuda"`` (Lightning ``Trainer``/``Fabric``): Lightning names no ``"npu"`` accelerator
       without a plugin;
-    * agnostic ``"cuda" if "cuda" in device else "cpu"``: ``DEVICE_TYPE`` in the branch needs the test
-      rewritten too (DEV023, unsafe), or an NPU run takes the CPU branch.
+    (``"cuda" if "cuda" in device else "cpu"``: the literal in a branch of a CUDA test changes together
+    with that test, by the fix policy of the semantic model.)
     """
     p = parent(node)
     if isinstance(p, ast.keyword) and p.arg == "accelerator":
         return False
-    if ctx.settings.target != "npu" and isinstance(p, ast.IfExp) and node is not p.test:
-        return not any(isinstance(n, ast.Compare) and _device_test_literals(n) for n in ast.walk(p.test))
     return True

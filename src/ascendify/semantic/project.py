@@ -1,0 +1,393 @@
+"""Module summaries and the project pass that joins them.
+
+Each file's analysis ends with a :func:`summarize` of what other modules can
+use — module-level constants (backend strings, device values), the CUDA/NCCL
+work each function and class does (its own error/silent findings, and the
+project functions it calls), and the uses it makes of imported names (calls,
+backend and device sinks).  The summary is a small JSON-able dict, cached
+with the file's findings.
+
+:func:`join` runs once per scan over all summaries (cheap: no parsing) and
+returns the cross-file findings:
+
+* DEV026 at a call of a project helper defined in another module that does
+  CUDA/NCCL work (directly or through the helpers it calls), with that work as
+  related locations;
+* DST001 at a backend constant (``BACKEND = "nccl"`` in ``settings.py``) that
+  flows into ``init_process_group`` in another module, with its fix there;
+* DEV006 at ``.to(GPU)`` / ``device=GPU`` where ``GPU`` is an int imported
+  from another module.
+
+The per-file cache stays valid: the joined result is recomputed from the
+cached summaries on every scan, so it always reflects the summaries it used.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Optional
+
+from ascendify.scan.finding import Edit, Finding, Fix, severity_rank
+from ascendify.semantic import devices as dv
+
+_WORK_SEVERITIES = ("error", "silent")
+_WORK_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT", "IMP")
+_NOT_PROJECT = frozenset({"torch", "torch_npu", "numpy", "os", "sys", "math", "re", "json", "time", "logging",
+                          "collections", "functools", "itertools", "typing", "dataclasses", "argparse", "pathlib",
+                          "random", "copy", "warnings", "subprocess", "shutil", "transformers", "accelerate",
+                          "diffusers", "timm", "torchvision", "deepspeed", "lightning", "pytorch_lightning", "tqdm",
+                          "PIL", "cv2", "scipy", "pandas", "yaml", "wandb", "tensorboard", "onnx", "onnxruntime",
+                          "apex", "einops", "huggingface_hub", "safetensors", "datasets", "sklearn", "matplotlib"})
+_BACKEND_CALLS = {"torch.distributed.init_process_group": 0, "torch.distributed.new_group": 2}
+MAX_RELATED = 5
+
+
+# ---------------------------------------------------------------------- per file
+def _span(ctx, node: ast.AST) -> list:
+    """[line, col, end_line, end_col] of ``node`` in characters (the Edit convention)."""
+    (line, col), (end_line, end_col) = ctx.span(node)
+    return [line, col, end_line, end_col]
+
+
+def _atoms(value: frozenset) -> list:
+    return sorted([a[0], a[1]] for a in value if a[0] != dv.UNKNOWN)
+
+
+def _imports(tree: ast.Module) -> dict:
+    """local name → [module, name or "", level] for every import (any scope; the last one wins)."""
+    out: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = [node.module or "", a.name, node.level or 0]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    out[a.asname] = [a.name, "", 0]
+    return out
+
+
+def _root_local(node: ast.AST) -> Optional[tuple]:
+    """(root local name, dotted rest) of a Name/Attribute chain: ``ud.setup`` → ("ud", "setup")."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id, ".".join(reversed(parts))
+    return None
+
+
+def summarize(ctx, findings: list) -> dict:
+    """The summary of one analysed file (``ctx`` is its RuleContext after the walk)."""
+    tree = ctx.tree
+    model = ctx.model
+    imports = _imports(tree)
+    # functions and classes with their line ranges (module level and methods of module-level classes)
+    defs: list = []
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.append((st.name, st, None))
+        elif isinstance(st, ast.ClassDef):
+            defs.append((st.name, st, "class"))
+            for m in st.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs.append((f"{st.name}.{m.name}", m, st.name))
+    work: dict = {}
+    for f in findings:
+        if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES):
+            continue
+        for name, node, _kind in defs:
+            if node.lineno <= f.line <= (node.end_lineno or node.lineno):
+                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message.split(" — ")[0][:160]])
+    functions: dict = {}
+    classes: dict = {}
+    local_names = {name for name, _n, kind in defs if kind is None}
+    for name, node, kind in defs:
+        entry = {"line": node.lineno, "col": node.col_offset, "work": work.get(name, [])[:MAX_RELATED], "calls": []}
+        if kind == "class":
+            classes[name] = entry
+            continue
+        # calls of other project functions: imported names or local module-level functions
+        calls = set()
+        for n in ast.walk(node):
+            if n.__class__ is ast.Call:
+                r = _root_local(n.func)
+                if r is None:
+                    continue
+                root, rest = r
+                if root in imports:
+                    mod, nm, lvl = imports[root]
+                    calls.add(_ref(mod, nm, lvl, rest))
+                elif root in local_names and not rest:
+                    calls.add("." + "\0" + root)  # same module
+        entry["calls"] = sorted(calls)
+        sc = model.bindings.scopes.get(id(node))
+        if sc is not None and sc.returns:
+            vals: frozenset = frozenset()
+            for r in sc.returns:
+                vals = vals | model.device_of(r)
+            entry["returns"] = _atoms(vals)
+        functions[name] = entry
+    # a class's work: the work of its methods
+    for name, entry in classes.items():
+        for fname, fentry in functions.items():
+            if fname.startswith(name + "."):
+                entry["work"] = (entry["work"] + [w for w in fentry["work"] if w not in entry["work"]])[:MAX_RELATED]
+                entry["calls"] = sorted(set(entry["calls"]) | set(fentry["calls"]))
+    constants: dict = {}
+    for st in tree.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            v = st.value
+            name = st.targets[0].id
+            if isinstance(v, ast.Constant) and isinstance(v.value, str) and len(v.value) < 64:
+                constants[name] = {"str": v.value, "span": _span(ctx, v)}
+            elif isinstance(v, ast.Constant) and isinstance(v.value, int) and not isinstance(v.value, bool):
+                constants[name] = {"int": v.value, "span": _span(ctx, v)}
+    uses = _uses(ctx, imports)
+    noqa = {}
+    for i, line in enumerate(ctx.lines, 1):
+        if "noqa" in line.lower():
+            noqa[i] = 1
+    return {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
+            "uses": uses, "noqa": sorted(noqa)}
+
+
+def _ref(mod: str, name: str, level: int, rest: str) -> str:
+    base = mod if not name else (f"{mod}.{name}" if mod else name)
+    full = f"{base}.{rest}" if rest else base
+    return ("." * level) + "\0" + full if level else full
+
+
+def _uses(ctx, imports: dict) -> list:
+    """Calls of imported names, and imported names reaching backend/device sinks."""
+    out: list = []
+    seen: set = set()
+    for n in ast.walk(ctx.tree):
+        if n.__class__ is not ast.Call:
+            continue
+        r = _root_local(n.func)
+        if r is not None and r[0] in imports:
+            mod, nm, lvl = imports[r[0]]
+            root_mod = (mod or nm).split(".")[0]
+            if lvl or root_mod not in _NOT_PROJECT:
+                ref = _ref(mod, nm, lvl, r[1])
+                if ref not in seen:
+                    seen.add(ref)
+                    func = n.func
+                    tok = func if isinstance(func, ast.Name) else func
+                    out.append({"kind": "call", "ref": ref, "span": _span(ctx, n), "tok": _tok(ctx, tok),
+                                "text": ctx.segment(n.func)[:80]})
+        q = ctx.call_name(n)
+        pos = _BACKEND_CALLS.get(q or "")
+        if pos is not None:
+            val = None
+            for k in n.keywords:
+                if k.arg == "backend":
+                    val = k.value
+            if val is None and len(n.args) > pos:
+                val = n.args[pos]
+            rr = _root_local(val) if val is not None else None
+            if rr is not None and rr[0] in imports:
+                mod, nm, lvl = imports[rr[0]]
+                out.append({"kind": "backend", "ref": _ref(mod, nm, lvl, rr[1]), "span": _span(ctx, val), "tok": _tok(ctx, val),
+                            "text": ctx.segment(val)[:80]})
+        f = n.func
+        dev_args = []
+        if isinstance(f, ast.Attribute) and f.attr in ("to", "cuda") and n.args:
+            dev_args.append(n.args[0])
+        dev_args += [k.value for k in n.keywords if k.arg == "device"]
+        for a in dev_args:
+            rr = _root_local(a)
+            if rr is not None and rr[0] in imports and isinstance(a, (ast.Name, ast.Attribute)):
+                mod, nm, lvl = imports[rr[0]]
+                if lvl or (mod or nm).split(".")[0] not in _NOT_PROJECT:
+                    out.append({"kind": "device", "ref": _ref(mod, nm, lvl, rr[1]), "span": _span(ctx, a), "tok": _tok(ctx, a),
+                                "text": ctx.segment(a)[:80]})
+    return out
+
+
+def _tok(ctx, node: ast.AST) -> list:
+    (line, col), _end = ctx.token_span(node)
+    return [line, col]
+
+
+# ---------------------------------------------------------------------- project pass
+def module_names(rel: str) -> list:
+    """Dotted names a file can be imported as: every suffix of its path (``pkg/utils/dist.py`` →
+    ``pkg.utils.dist``, ``utils.dist``, ``dist``); ``__init__.py`` names its package."""
+    p = rel.replace(os.sep, "/")
+    if not p.endswith(".py"):
+        return []
+    parts = [x for x in p[:-3].split("/") if x not in ("", ".")]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if any(not x.isidentifier() for x in parts):
+        parts = parts[max(i for i, x in enumerate(parts) if not x.isidentifier()) + 1:]
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def _package(rel: str) -> list:
+    p = rel.replace(os.sep, "/")
+    parts = [x for x in p.split("/") if x not in ("", ".")]
+    if parts and parts[-1] == "__init__.py":
+        return parts[:-1]
+    return parts[:-1]
+
+
+class _Index:
+    def __init__(self, summaries: dict):
+        self.summaries = summaries
+        self.by_name: dict = {}
+        clash: set = set()
+        for rel in summaries:
+            for name in module_names(rel):
+                if name in self.by_name and self.by_name[name] != rel:
+                    clash.add(name)
+                self.by_name[name] = rel
+        for name in clash:  # ambiguous suffixes: keep only full matches that are unique
+            self.by_name.pop(name, None)
+
+    def module(self, dotted: str, importer: str) -> Optional[str]:
+        if dotted.startswith("."):
+            level = len(dotted) - len(dotted.lstrip("."))
+            rest = dotted[level:]
+            pkg = _package(importer)
+            base = pkg[: len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
+            path = "/".join(base + ([x for x in rest.split(".") if x] if rest else []))
+            for cand in (path + ".py", path + "/__init__.py"):
+                for rel in self.summaries:
+                    if rel.replace(os.sep, "/").endswith(cand) and (rel.replace(os.sep, "/") == cand or rel.replace(os.sep, "/").endswith("/" + cand)):
+                        return rel
+            return None
+        return self.by_name.get(dotted)
+
+    def target(self, ref: str, importer: str) -> Optional[tuple]:
+        """(rel, member) for a reference ``pkg.mod.func`` / ``..mod\\0func`` / ``pkg.mod.Class.method``."""
+        if "\0" in ref:
+            dots, full = ref.split("\0", 1)
+            if dots == "." and "." not in full and importer in self.summaries:
+                return importer, full  # same module
+            parts = full.split(".")
+            for i in range(len(parts), -1, -1):
+                mod = dots + ".".join(parts[:i]) if i else dots
+                rel = self.module(mod, importer)
+                if rel is not None and i < len(parts):
+                    return rel, ".".join(parts[i:])
+            return None
+        parts = ref.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            rel = self.module(".".join(parts[:i]), importer)
+            if rel is not None:
+                return rel, ".".join(parts[i:])
+        return None
+
+
+def _member(summary: dict, member: str) -> Optional[dict]:
+    return summary["functions"].get(member) or summary["classes"].get(member)
+
+
+def _transitive_work(index: _Index) -> dict:
+    """(rel, member) → list of (rel, work item) including work reached through project calls."""
+    own: dict = {}
+    edges: dict = {}
+    for rel, s in index.summaries.items():
+        for kind in ("functions", "classes"):
+            for name, e in s[kind].items():
+                own[(rel, name)] = [(rel, w) for w in e["work"]]
+                tgts = []
+                for c in e.get("calls", ()):
+                    t = index.target(c, rel)
+                    if t is not None and t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None:
+                        tgts.append(t)
+                edges[(rel, name)] = tgts
+    total = {k: list(v) for k, v in own.items()}
+    for _ in range(6):  # call depth
+        changed = False
+        for k, tgts in edges.items():
+            for t in tgts:
+                extra = [w for w in total.get(t, ()) if w not in total[k]]
+                if extra and len(total[k]) < MAX_RELATED:
+                    total[k] = (total[k] + extra)[:MAX_RELATED]
+                    changed = True
+        if not changed:
+            break
+    return total
+
+
+def join(summaries: dict, settings, rules: dict) -> list:
+    """Cross-file findings for ``summaries`` (rel path → summary; missing ones are skipped)."""
+    summaries = {k: v for k, v in summaries.items() if v}
+    if len(summaries) < 2:
+        return []
+    index = _Index(summaries)
+    work = _transitive_work(index)
+    out: list = []
+    for rel, s in summaries.items():
+        noqa = set(s.get("noqa", ()))
+        for use in s["uses"]:
+            t = index.target(use["ref"], rel)
+            if t is None or t[0] not in summaries:
+                continue
+            trel, member = t
+            tsum = summaries[trel]
+            line, col = use["tok"]
+            sp = use["span"]
+            if use["kind"] == "call":
+                if trel == rel or not settings.enabled("DEV026", rel) or line in noqa:
+                    continue
+                items = work.get((trel, member)) or []
+                if not items and "." in member:  # Class.method via an instance is not tracked; a module attr call is
+                    items = work.get((trel, member.split(".")[0])) or []
+                if not items:
+                    continue
+                sev = max((w[3] for _r, w in items), key=severity_rank)
+                first_rel, first = items[0]
+                outcome = "fails there" if sev == "error" else "is silently wrong there"
+                msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {first[4]}"
+                       f"; on an Ascend host this step {outcome} (fix it in {first_rel})")
+                rule = rules.get("DEV026")
+                if rule is None:
+                    continue
+                f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
+                f.related = [{"path": r, "line": w[1], "col": w[2], "message": f"{w[0]}: {w[4]}"} for r, w in items]
+                out.append(f)
+            elif use["kind"] == "backend":
+                const = tsum["constants"].get(member)
+                if not const or "str" not in const or const["str"].strip().lower() != "nccl":
+                    continue
+                if not settings.enabled("DST001", trel) or const["span"][0] in set(tsum.get("noqa", ())):
+                    continue
+                rule = rules.get("DST001")
+                if rule is None:
+                    continue
+                cs = const["span"]
+                msg = rule.message.format(what="backend", value=repr(const["str"]),
+                                          where=f" (flows into the process group at {rel}:{sp[0]})")
+                fx = None
+                if settings.target == "npu":
+                    fx = Fix((Edit("string", "hccl", (cs[0], cs[1]), (cs[2], cs[3])),), True, "use the HCCL backend")
+                f = Finding("DST001", msg, trel, cs[0], cs[1], cs[2], cs[3], rule.severity, rule.category, fx)
+                f.related = [{"path": rel, "line": sp[0], "col": sp[1], "message": f"`{use['text']}` passed as the backend"}]
+                out.append(f)
+            elif use["kind"] == "device":
+                const = tsum["constants"].get(member)
+                if not const or "int" not in const or not settings.enabled("DEV006", rel) or line in noqa:
+                    continue
+                rule = rules.get("DEV006")
+                if rule is None:
+                    continue
+                sev = "error" if settings.target == "npu" and _old_release(settings.torch_npu) else "warning"
+                msg = rule.message.format(form=use["text"]) + f" (`{member}` = {const['int']} in {trel})"
+                f = Finding("DEV006", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
+                f.related = [{"path": trel, "line": const["span"][0], "col": const["span"][1], "message": f"`{member} = {const['int']}`"}]
+                out.append(f)
+    return out
+
+
+def _old_release(version: str) -> bool:
+    from ascendify.rules.checks.device import _INT_IS_ACCELERATOR_SINCE, _release
+
+    return _release(version) < _INT_IS_ACCELERATOR_SINCE
