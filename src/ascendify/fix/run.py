@@ -4,24 +4,32 @@ from __future__ import annotations
 
 import csv
 import difflib
-import json
+import io
 import os
+import re
 import shutil
+import stat
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Callable, Optional
 
 from ascendify.config import Settings
 from ascendify.errors import AscendifyError
 from ascendify.fix.apply import apply_fixes
-from ascendify.fsutil import atomic_write
+from ascendify.fsutil import atomic_write, is_within
+from ascendify.output.escape import json_text, text_safe
 from ascendify.scan.engine import ScanResult, analyze_source
 from ascendify.scan.finding import Finding
-from ascendify.scan.source import SourceFile, SourceProblem, encode_source, final_eol, read_source
+from ascendify.scan.source import CELL_MARKER, SourceFile, SourceProblem, encode_source, final_eol, read_source
 
 MAX_PASSES = 5
-CHANGELOG_FIELDS = ("file", "cell", "start_line", "end_line", "code", "operation", "message", "safe")
-"""Change-log columns; ``cell`` is the notebook code-cell number (empty for .py files), and the
-lines are then lines of that cell."""
+CHANGELOG_FIELDS = ("file", "cell", "start_line", "end_line", "code", "operation", "message", "safe", "source_line", "migrated_line")
+"""Change-log columns.  ``start_line``/``end_line`` and ``source_line`` are lines of the
+original file, ``migrated_line`` the line of the same code in the fixed file (empty when a fix
+removed it); ``cell`` is the notebook code-cell number (empty for .py files), and the lines
+are then lines of that cell.  See docs/output.md."""
+
+SKIP_DIRS = (".git", "__pycache__", ".ascendify_cache")
+"""Folders never copied into a migrated copy."""
 
 
 @dataclass
@@ -35,24 +43,72 @@ class FixRun:
     unsafe_skipped: int = 0
     diff: str = ""
     files_changed: list = field(default_factory=list)
-    errors: list = field(default_factory=list)  # (path, message)
+    errors: list = field(default_factory=list)  # (path, message): files left unchanged
+    problems: list = field(default_factory=list)  # (path, message): files missing from the --output copy
+    lines: dict = field(default_factory=dict)  # id(remaining finding) -> (source_line, migrated_line)
 
     def stats(self) -> dict:
         return {"applied": len(self.changes), "files_changed": len(self.files_changed),
                 "remaining": len(self.remaining), "unsafe_skipped": self.unsafe_skipped}
 
+    def remaining_entry(self, f: Finding) -> dict:
+        """A remaining finding as in the JSON change log: ``Finding.to_dict()`` plus
+        ``source_line`` and ``migrated_line`` (lines of the cell for notebooks)."""
+        d = f.to_dict()
+        here = f.cell_line or f.line
+        d["source_line"], d["migrated_line"] = self.lines.get(id(f), (here, here))
+        return d
+
     def write_changelog(self, csv_path: str) -> None:
-        """Write the change log as CSV at ``csv_path`` and JSON beside it (``.json``)."""
+        """Write the change log as CSV at ``csv_path`` and JSON beside it (``.json``),
+        each atomically.  File-name bytes that are not UTF-8 are ``\\xNN`` in the CSV and
+        ``\\udcNN`` escapes in the JSON; both files are valid UTF-8."""
         base, _ = os.path.splitext(csv_path)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=CHANGELOG_FIELDS, lineterminator="\n")
+        w.writeheader()
+        w.writerows({k: text_safe(v) if isinstance(v, str) else v for k, v in row.items()} for row in self.changes)
+        doc = {"changes": self.changes, "remaining": [self.remaining_entry(f) for f in self.remaining]}
         try:
-            with open(csv_path, "w", encoding="utf-8", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=CHANGELOG_FIELDS, lineterminator="\n")
-                w.writeheader()
-                w.writerows(self.changes)
-            with open(base + ".json", "w", encoding="utf-8") as fh:
-                json.dump({"changes": self.changes, "remaining": [f.to_dict() for f in self.remaining]}, fh, indent=2, ensure_ascii=False)
+            atomic_write(csv_path, buf.getvalue().encode("utf-8"))
+            atomic_write(base + ".json", (json_text(doc) + "\n").encode("utf-8"))
         except OSError as exc:
-            raise AscendifyError(f"{csv_path}: cannot write the change log ({exc.strerror})")
+            raise AscendifyError(f"{text_safe(csv_path)}: cannot write the change log ({exc.strerror}); choose another folder")
+
+
+@dataclass
+class _Passes:
+    text: str
+    applied: list  # (finding, k): the finding's positions are lines of texts[k]
+    texts: list  # texts[0] = the source, texts[k] = the text after pass k
+    remaining: list
+    unsafe: int
+    error: Optional[str]
+
+
+def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, rel: str) -> _Passes:
+    text = src.text
+    texts = [text]
+    applied_all: list = []
+    current = findings
+    error = None
+    for k in range(MAX_PASSES):
+        outcome = apply_fixes(replace(src, text=text), current, settings.unsafe_fixes)
+        if outcome.error:
+            error = outcome.error
+            break
+        if not outcome.changed:
+            break
+        applied_all.extend((f, k) for f in outcome.applied)
+        text = final_eol(text, outcome.text)
+        texts.append(text)
+        current = analyze_source(replace(src, text=text), rel, settings)
+    if error or not applied_all:
+        remaining = current
+    else:
+        remaining = [f for f in current if not (f.fix is not None and (f.fix.safe or settings.unsafe_fixes))]
+    unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
+    return _Passes(text, applied_all, texts, remaining, unsafe, error)
 
 
 def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel: str) -> tuple[str, list[Finding], list[Finding], int, Optional[str]]:
@@ -61,56 +117,237 @@ def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel
     Returns (new text, applied findings (original positions for pass 1),
     remaining findings in the new text, unsafe fixes skipped, error).
     """
-    text = src.text
-    applied_all: list[Finding] = []
-    current = findings
-    error = None
-    for _ in range(MAX_PASSES):
-        outcome = apply_fixes(replace(src, text=text), current, settings.unsafe_fixes)
-        if outcome.error:
-            error = outcome.error
-            break
-        if not outcome.changed:
-            break
-        applied_all.extend(outcome.applied)
-        text = final_eol(text, outcome.text)
-        current = analyze_source(replace(src, text=text), rel, settings)
-    if error or not applied_all:
-        remaining = current
-    else:
-        remaining = [f for f in current if not (f.fix is not None and (f.fix.safe or settings.unsafe_fixes))]
-    unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
-    return text, applied_all, remaining, unsafe, error
+    p = _fix_passes(src, findings, settings, rel)
+    return p.text, [f for f, _ in p.applied], p.remaining, p.unsafe, p.error
 
 
-def _change_row(f: Finding) -> dict:
-    return {"file": f.path, "cell": f.cell if f.cell is not None else "", "start_line": f.cell_line or f.line, "end_line": f.end_line - f.line + (f.cell_line or f.line),
+# ---------------------------------------------------------------------- line maps
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as Python (and ``ast``) counts them: CRLF, CR and LF breaks only."""
+    parts = _BREAK.split(text)
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def _align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """Pairs (i, j) of lines of a replaced block that are the same code changed:
+    in order, each ``a`` line with the most similar ``b`` line still free (ratio >= 0.5)."""
+    if len(a) * len(b) > 10000:
+        return [(k, k) for k in range(min(len(a), len(b)))]
+    pairs = []
+    j0 = 0
+    for i, line in enumerate(a):
+        best, best_j = 0.5, None
+        for j in range(j0, len(b)):
+            r = difflib.SequenceMatcher(None, line, b[j], autojunk=False).ratio()
+            if r >= best and (best_j is None or r > best):
+                best, best_j = r, j
+        if best_j is not None:
+            pairs.append((i, best_j))
+            j0 = best_j + 1
+    if not pairs and len(a) == len(b):
+        pairs = [(k, k) for k in range(len(a))]
+    return pairs
+
+
+class LineMap:
+    """Line numbers of text ``a`` ↔ text ``b`` (1-based), from a line diff of the two:
+    unchanged lines map exactly, a changed line to the line that replaced it, a line
+    that has no counterpart (removed, or added by a fix) to None."""
+
+    def __init__(self, a: str, b: str):
+        al, bl = _lines(a), _lines(b)
+        self._fwd: dict[int, int] = {}
+        self._back: dict[int, int] = {}
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, al, bl, autojunk=False).get_opcodes():
+            if tag == "equal":
+                pairs = [(k, k) for k in range(i2 - i1)]
+            elif tag == "replace":
+                pairs = _align(al[i1:i2], bl[j1:j2])
+            else:
+                continue
+            for x, y in pairs:
+                self._fwd[i1 + x + 1] = j1 + y + 1
+                self._back[j1 + y + 1] = i1 + x + 1
+
+    def forward(self, line: Optional[int]) -> Optional[int]:
+        return None if line is None else self._fwd.get(line)
+
+    def back(self, line: Optional[int]) -> Optional[int]:
+        return None if line is None else self._back.get(line)
+
+
+def _cell_lines(src: SourceFile, text: str) -> Callable[[Optional[int]], Optional[int]]:
+    """Line of ``text`` (the source or a fixed version of it) → line to show: the line
+    itself for .py files, the line in its code cell for notebooks."""
+    if not src.is_notebook:
+        return lambda line: line
+    markers = {CELL_MARKER.format(idx) for _, _, idx in src.cell_starts}
+    starts = [n for n, ln in enumerate(_lines(text), 1) if ln in markers]
+
+    def in_cell(line: Optional[int]) -> Optional[int]:
+        if line is None:
+            return None
+        first = None
+        for n in starts:
+            if n < line:
+                first = n
+            else:
+                break
+        return line - first if first is not None else line
+
+    return in_cell
+
+
+class _FileLines:
+    """Source and migrated line of any finding of one fixed file."""
+
+    def __init__(self, src: SourceFile, texts: list[str]):
+        self.texts = texts
+        self.final = texts[-1]
+        self.maps: dict = {}
+        self.show_src = _cell_lines(src, texts[0])
+        self.show_new = _cell_lines(src, self.final)
+
+    def _map(self, a: int, b: int) -> LineMap:
+        if (a, b) not in self.maps:
+            self.maps[(a, b)] = LineMap(self.texts[a], self.texts[b])
+        return self.maps[(a, b)]
+
+    def of(self, line: int, k: int) -> tuple[Optional[int], Optional[int]]:
+        """(source line, migrated line) of ``line`` of ``texts[k]``."""
+        last = len(self.texts) - 1
+        src_line = line if k == 0 else self._map(0, k).back(line)
+        new_line = line if k == last else self._map(k, last).forward(line)
+        return self.show_src(src_line), self.show_new(new_line)
+
+
+def _change_row(f: Finding, lines: Optional[tuple] = None) -> dict:
+    here = f.cell_line or f.line
+    source_line, migrated_line = lines or (here, here)
+    start = source_line if source_line is not None else here
+    return {"file": f.path, "cell": f.cell if f.cell is not None else "", "start_line": start, "end_line": start + f.end_line - f.line,
             "code": f.code, "operation": f.fix.operation if f.fix else "", "message": f.message,
-            "safe": bool(f.fix and f.fix.safe)}
+            "safe": bool(f.fix and f.fix.safe), "source_line": source_line, "migrated_line": migrated_line}
 
 
-def _copy_tree(src_root: str, dst_root: str, skip: set[str], out_abs: str) -> None:
-    for dirpath, dirnames, filenames in os.walk(src_root):
-        if os.path.abspath(dirpath).startswith(out_abs):
-            dirnames[:] = []
-            continue
-        dirnames[:] = [d for d in dirnames if not os.path.abspath(os.path.join(dirpath, d)).startswith(out_abs) and d not in (".git", "__pycache__", ".ascendify_cache")]
+# ---------------------------------------------------------------------- the copy
+def _display(path: str) -> str:
+    """``path`` as the scan shows it: relative to the current folder when inside it."""
+    ap = os.path.abspath(path)
+    try:
+        r = os.path.relpath(ap)
+    except ValueError:
+        return ap
+    return ap if r.startswith("..") else r
+
+
+def _missing(run: FixRun, path: str, why: str) -> None:
+    """Record a file that is not in the migrated copy: a problem line (non-zero exit) and,
+    unless the scan already reported the file as unreadable, a SYN003 finding."""
+    from ascendify.rules.registry import load_rules
+
+    shown = _display(path)
+    message = f"{why}; not in the migrated copy"
+    run.problems.append((shown, message))
+    if not any(f.path == shown and f.code.startswith("SYN") for f in run.remaining):
+        rule = load_rules()["SYN003"]
+        run.remaining.append(Finding("SYN003", message, shown, 1, 0, 1, 0, rule.severity, rule.category))
+
+
+def _link_target(s: str, parent_real: str, root_real: str) -> str:
+    """What a link copied from ``s`` points to: into the copy (relative) where ``s`` points
+    into the tree, else to the same place by absolute path (broken links kept as written)."""
+    target = os.readlink(s)
+    real = os.path.realpath(s)
+    if is_within(real, root_real):
+        return os.path.relpath(real, parent_real)
+    if os.path.isabs(target) or not os.path.lexists(real):
+        return target
+    return real
+
+
+def _copy_link(s: str, d: str, parent_real: str, root_real: str, run: FixRun) -> None:
+    try:
+        target = _link_target(s, parent_real, root_real)
+        if os.path.islink(d):
+            os.unlink(d)
+        elif os.path.lexists(d):
+            run.problems.append((_display(s), f"a symlink, but the output folder has a {'folder' if os.path.isdir(d) else 'file'} {text_safe(d)} in its place; not copied (remove it)"))
+            return
+        os.symlink(target, d, target_is_directory=os.path.isdir(s))
+    except OSError as exc:
+        _missing(run, s, f"cannot copy the symlink ({exc.strerror or exc})")
+
+
+def _copy_tree(src_root: str, dst_root: str, skip: set[str], out_abs: str, run: FixRun) -> None:
+    """Copy ``src_root`` to ``dst_root``: files as they are (mode kept), symlinks as links
+    (into the copy where they point into the tree), except the files in ``skip`` (written
+    fixed later), the output folder and :data:`SKIP_DIRS`.  What cannot be copied is
+    recorded in ``run`` (never skipped silently)."""
+    root_real = os.path.realpath(src_root)
+
+    def onerror(exc: OSError) -> None:
+        _missing(run, exc.filename or src_root, f"cannot list folder ({exc.strerror or exc}); its files are")
+
+    for dirpath, dirnames, filenames in os.walk(src_root, onerror=onerror):
         rel_dir = os.path.relpath(dirpath, src_root)
-        os.makedirs(os.path.join(dst_root, rel_dir), exist_ok=True)
+        dst_dir = os.path.normpath(os.path.join(dst_root, rel_dir))
+        parent_real = os.path.realpath(dirpath)
+        os.makedirs(dst_dir, exist_ok=True)
+        keep = []
+        for d in dirnames:
+            s = os.path.join(dirpath, d)
+            if d in SKIP_DIRS or is_within(s, out_abs):
+                continue
+            if os.path.islink(s):  # os.walk does not enter it: copy the link itself
+                _copy_link(s, os.path.join(dst_dir, d), parent_real, root_real, run)
+            else:
+                keep.append(d)
+        dirnames[:] = keep
         for fn in filenames:
             s = os.path.join(dirpath, fn)
             if os.path.abspath(s) in skip:
                 continue
-            d = os.path.join(dst_root, rel_dir, fn)
+            d = os.path.join(dst_dir, fn)
+            if os.path.islink(s):
+                _copy_link(s, d, parent_real, root_real, run)
+                continue
             try:
-                if os.path.islink(s):
-                    if os.path.lexists(d):
-                        os.unlink(d)
-                    os.symlink(os.readlink(s), d)
-                else:
-                    shutil.copy2(s, d)
-            except OSError:
-                continue  # unreadable files are reported by the scan where it matters
+                mode = os.stat(s).st_mode
+                if stat.S_ISFIFO(mode):  # a named pipe: make one in the copy (reading it would block)
+                    if not os.path.exists(d):
+                        os.mkfifo(d, stat.S_IMODE(mode))
+                    continue
+                if not stat.S_ISREG(mode):
+                    _missing(run, s, "not a regular file (a socket or device)")
+                    continue
+                shutil.copy2(s, d)
+            except OSError as exc:
+                _missing(run, s, f"cannot read file ({exc.strerror or exc})")
+
+
+def _outside_link(path: str, paths: tuple) -> Optional[str]:
+    """The folder link on the way from a given folder to ``path`` (a link scanned into,
+    so one pointing outside that folder), or None."""
+    ap = os.path.abspath(path)
+    for p in paths:
+        base = os.path.abspath(p)
+        if not os.path.isdir(p) or not is_within(ap, base) or ap == base:
+            continue
+        parts = os.path.relpath(os.path.dirname(ap), base).split(os.sep)
+        cur = base
+        for part in parts:
+            if part in ("", "."):
+                continue
+            cur = os.path.join(cur, part)
+            if os.path.islink(cur):
+                return cur
+    return None
 
 
 def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, out_dir: Optional[str] = None,
@@ -120,12 +357,15 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     mode ``diff`` only builds ``run.diff``; ``write`` replaces files in place
     (atomically, mode kept); ``output`` copies ``paths`` into ``out_dir``
     with fixed files written there, plus the change log (``changelog``,
-    default ``out_dir/ascendify-changes.csv``).
+    default ``out_dir/ascendify-changes.csv``).  Files under the output folder
+    (a previous copy inside the project) are left out.  Files the copy lacks are
+    in ``run.problems``.
     """
     run = FixRun()
     by_file: dict[str, list[Finding]] = {}
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
+    out_abs = ""
     if mode == "output":
         out_abs = os.path.abspath(out_dir)
         for p in paths:
@@ -135,26 +375,44 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     written: dict[str, bytes] = {}
     for rel in sorted(by_file):
         findings = by_file[rel]
-        run.remaining.extend(f for f in findings if f.fix is None)
+        path = rel if os.path.exists(rel) else os.path.abspath(rel)
+        if mode == "output" and is_within(path, out_abs):
+            continue  # an earlier migrated copy inside the project
+        manual = [f for f in findings if f.fix is None]
+        run.remaining.extend(manual)
         fixable = [f for f in findings if f.fix is not None]
         if not fixable:
             continue
-        path = rel if os.path.exists(rel) else os.path.abspath(rel)
+        if mode == "output":
+            link = _outside_link(path, paths)
+            if link is not None:
+                run.errors.append((rel, f"reached through the folder link {_display(link)} -> {os.path.realpath(link)}, which the copy keeps as a link, "
+                                        "so its fixes were not written there; fix that folder on its own"))
+                run.remaining.extend(fixable)
+                continue
         src = read_source(path)
         if isinstance(src, SourceProblem):
             run.errors.append((rel, src.message))
             continue
-        text, applied, remaining, unsafe, error = fix_source(src, fixable, settings, rel)
-        if error:
-            run.errors.append((rel, error))
+        passes = _fix_passes(src, fixable, settings, rel)
+        text = passes.text
+        if passes.error:
+            run.errors.append((rel, passes.error))
         # findings without a fix were counted above; add only the unsafe fixes left out
-        run.remaining.extend(f for f in remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes)
-        run.unsafe_skipped += unsafe
-        if not applied or text == src.text:
+        unsafe_left = [f for f in passes.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes]
+        run.remaining.extend(unsafe_left)
+        run.unsafe_skipped += passes.unsafe
+        if not passes.applied or text == src.text:
             continue
+        lines = _FileLines(src, passes.texts)
+        last = len(passes.texts) - 1
+        for f in manual:
+            run.lines[id(f)] = lines.of(f.line, 0)
+        for f in unsafe_left:
+            run.lines[id(f)] = lines.of(f.line, last)
         run.files_changed.append(rel)
-        run.changes.extend(_change_row(f) for f in applied)
-        run.applied.extend(applied)
+        run.changes.extend(_change_row(f, lines.of(f.line, k)) for f, k in passes.applied)
+        run.applied.extend(f for f, _ in passes.applied)
         run.texts[rel] = (src.text, text)
         new_bytes = encode_source(src, text)
         written[os.path.abspath(path)] = new_bytes
@@ -190,24 +448,31 @@ def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun, change
     out_abs = os.path.abspath(out_dir)
     try:
         os.makedirs(out_dir, exist_ok=True)
+        out_real = os.path.realpath(out_dir)
         single_dir = len(paths) == 1 and os.path.isdir(paths[0])
         for p in paths:
             p_abs = os.path.abspath(p)
             dst = out_dir if single_dir else os.path.join(out_dir, os.path.basename(p_abs.rstrip(os.sep)) or "root")
             if os.path.isdir(p):
-                _copy_tree(p, dst, set(written), out_abs)
+                _copy_tree(p, dst, set(written), out_abs, run)
                 base = p_abs
             else:
                 os.makedirs(os.path.dirname(os.path.abspath(dst)) or ".", exist_ok=True)
                 if p_abs not in written:
-                    shutil.copy2(p, dst)
+                    try:
+                        shutil.copy2(p, dst)
+                    except OSError as exc:
+                        _missing(run, p, f"cannot read file ({exc.strerror or exc})")
                 base = None
             for src_abs, data in written.items():
-                if base is not None and (src_abs == base or src_abs.startswith(base + os.sep)):
+                if base is not None and is_within(src_abs, base) and src_abs != base:
                     target = os.path.join(dst, os.path.relpath(src_abs, base))
                 elif base is None and src_abs == p_abs:
                     target = dst
                 else:
+                    continue
+                if not is_within(os.path.realpath(target), out_real):  # never write through a link out of the copy
+                    run.errors.append((_display(src_abs), f"{text_safe(target)} leads out of the output folder (a symlink); the fixed file was not written"))
                     continue
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 atomic_write(target, data, like=src_abs)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any, Optional
 
 import click
 
 from ascendify import __version__
+from ascendify.output.escape import json_text, text_safe, uri_path
 from ascendify.rules.registry import load_rules
 from ascendify.scan.finding import Finding
 
@@ -20,10 +20,12 @@ _COLOURS = {"error": "red", "silent": "magenta", "warning": "yellow", "info": "c
 
 
 def location(f: Finding) -> str:
-    """``path:line:col`` (col 1-based); notebooks: ``path:cell N:line:col``."""
+    """``path:line:col`` (col 1-based); notebooks: ``path:cell N:line:col``.
+    Bytes of the path that are not UTF-8 are shown as ``\\xNN``."""
+    path = text_safe(f.path)
     if f.cell is not None:
-        return f"{f.path}:cell {f.cell}:{f.cell_line}:{f.col + 1}"
-    return f"{f.path}:{f.line}:{f.col + 1}"
+        return f"{path}:cell {f.cell}:{f.cell_line}:{f.col + 1}"
+    return f"{path}:{f.line}:{f.col + 1}"
 
 
 def text_line(f: Finding, colour: bool = False) -> str:
@@ -61,7 +63,7 @@ def summary_text(s: dict[str, Any]) -> list[str]:
     ]
     for f in s["files"]:
         if f["findings"]:
-            lines.append(f"  {f['effort']:<6} {f['path']}: {f['effort_reason']}")
+            lines.append(f"  {f['effort']:<6} {text_safe(f['path'])}: {f['effort_reason']}")
     return lines
 
 
@@ -73,7 +75,7 @@ def render_json(findings: list[Finding], summary: dict[str, Any], settings: Opti
         "findings": [f.to_dict() for f in findings],
         "summary": summary,
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc) + "\n"  # file-name bytes that are not UTF-8 as \udcXX escapes
 
 
 def render_sarif(findings: list[Finding]) -> str:
@@ -104,7 +106,7 @@ def render_sarif(findings: list[Finding]) -> str:
             "ruleIndex": index[f.code],
             "level": _SARIF_LEVEL[f.severity],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"}, "region": region}}],
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri_path(f.path), "uriBaseId": "%SRCROOT%"}, "region": region}}],
             "properties": {"severity": f.severity, "category": f.category, "fixable": f.fix is not None},
         }
         if f.cell is not None:
@@ -124,20 +126,21 @@ def render_sarif(findings: list[Finding]) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json_text(log) + "\n"
 
 
 CSV_HEADER = ("file", "start_line", "end_line", "code", "operation", "message")
 
 
 def render_csv(findings: list[Finding]) -> str:
-    """The change list: one row per finding; ``operation`` is the fix's, or ``manual``."""
+    """The change list: one row per finding; ``operation`` is the fix's, or ``manual``.
+    Bytes of a path that are not UTF-8 are written as ``\\xNN``."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_HEADER)
     for f in findings:
         op = f.fix.operation if f.fix is not None else "manual"
-        w.writerow((f.path, f.line, f.end_line, f.code, op, f.message))
+        w.writerow((text_safe(f.path), f.line, f.end_line, f.code, op, text_safe(f.message)))
     return buf.getvalue()
 
 

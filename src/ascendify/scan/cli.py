@@ -202,20 +202,32 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     run = fix_tree(paths, result, settings, mode, out_dir)
     if mode == "diff":
         click.echo(run.diff, nl=False)
-    for path, err in run.errors:
-        click.echo(f"ascendify: {path}: {err}", err=True)
+    report_fix_run(run)
     if changelog:
         run.write_changelog(changelog)
-    s = run.stats()
     verb = {"diff": "would fix", "write": "fixed", "output": "fixed"}[mode]
-    msg = (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s); {s['remaining']} remaining finding(s) need a person"
-           + (f" ({s['unsafe_skipped']} more fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "")
-           + (f"; {len(run.errors)} file(s) could not be rewritten (see above) and were left unchanged" if run.errors else "") + ".")
-    click.echo(msg, err=True)
+    click.echo(fix_summary(run, verb), err=True)
     if mode == "output":
         click.echo(f"migrated copy: {out_dir}", err=True)
         click.echo(f"change log:    {os.path.join(out_dir, 'ascendify-changes.csv')} (and .json)", err=True)
-    return _exit_code(run.remaining, settings.fail_on, result.problems)
+    return _exit_code(run.remaining, settings.fail_on, result.problems + run.problems)
+
+
+def report_fix_run(run) -> None:
+    """Print a fix run's per-file errors and the files missing from its copy (stderr)."""
+    from ascendify.output.escape import text_safe
+
+    for path, err in run.errors + run.problems:
+        click.echo(text_safe(f"ascendify: {path}: {err}"), err=True)
+
+
+def fix_summary(run, verb: str) -> str:
+    """The one-line summary of a fix run (``verb``: would fix / fixed)."""
+    s = run.stats()
+    return (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s); {s['remaining']} remaining finding(s) need a person"
+            + (f" ({s['unsafe_skipped']} more fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "")
+            + (f"; {len(run.errors)} file(s) could not be rewritten (see above) and were left unchanged" if run.errors else "")
+            + (f"; {len(run.problems)} file(s) are missing from the migrated copy (see above)" if run.problems else "") + ".")
 
 
 # --------------------------------------------------------------------------- rules

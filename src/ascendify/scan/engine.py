@@ -399,9 +399,15 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
     """Expand files and folders to ``.py``/``.ipynb`` files (and files that a
     file-kind rule such as EXT011 reports, e.g. ``.cu``), honouring excludes.
 
-    Symlinked folders are followed once (loops detected by real path).
-    ``on_problem(path, message)`` is told about missing paths and loops.
+    Symlinks are resolved so that every file is scanned once, at its real path:
+    a link (to a folder or a file) that points inside the folder being scanned
+    is not followed, since its target is scanned where it is; a link to a folder
+    that contains it is reported once as a symlink loop.  Links to folders outside
+    are followed once (real paths remembered).  ``on_problem(path, message)`` is
+    told about missing paths, loops, broken links and unlistable folders.
     """
+    from ascendify.fsutil import is_within
+
     seen_real: set[str] = set()
     out: list[FileEntry] = []
     cwd = os.getcwd()
@@ -437,6 +443,10 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
                 if settings.is_excluded(os.path.relpath(full, given)) or settings.is_excluded(d):
                     continue
                 real = os.path.realpath(full)
+                if os.path.islink(full) and is_within(real, root_real):
+                    if is_within(os.path.realpath(dirpath), real):
+                        on_problem(full, "symlink loop (the link points to a folder that contains it); not followed")
+                    continue  # the target folder is scanned at its own path
                 if real in dirs_seen:
                     on_problem(full, "symlink loop (folder already scanned); skipped")
                     continue
@@ -455,6 +465,11 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
                 real = os.path.realpath(full)
                 if real in seen_real:
                     continue
+                if os.path.islink(full) and is_within(real, root_real):
+                    # a link to a file of this folder: scan (and fix) the file at its real path
+                    full = os.path.join(given, os.path.relpath(real, root_real))
+                    if settings.is_excluded(os.path.relpath(full, given)):
+                        continue
                 seen_real.add(real)
                 out.append(FileEntry(full, rel(full)))
     return out
