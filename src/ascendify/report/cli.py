@@ -14,7 +14,8 @@ from ascendify.errors import AscendifyError
 from ascendify.fix.run import fix_tree, stale_output_warning
 from ascendify.report.build import build_report, load_section_file
 from ascendify.report.html import render_site
-from ascendify.scan.cli import _run_scan, _settings
+from ascendify.fsutil import is_within
+from ascendify.scan.cli import _exit_code, _run_scan, _settings, common_options, report_fix_run
 
 DOCTOR_TIMEOUT_S = 120
 PROBE_TIMEOUT_S = 600
@@ -50,23 +51,24 @@ def _includes(paths: tuple) -> dict[str, Any]:
 @click.command()
 @click.argument("project", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False), help="Output folder: OUT/project (migrated copy) and OUT/report (HTML + JSON).")
-@click.option("--target", type=click.Choice(["npu", "agnostic"]), default=None, help="Fix target (default npu).")
-@click.option("--torch-npu", "torch_npu", default=None, metavar="VERSION", help="Target torch_npu release.")
-@click.option("--chip", default=None, metavar="SOC", help="Target soc_version (e.g. Ascend910B3).")
+@common_options
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that need review.")
 @click.option("--probe", "probe_spec", default=None, metavar="MODULE:FACTORY", help="Also run `ascendify probe` on this model factory (with --input).")
 @click.option("--input", "probe_inputs", multiple=True, metavar="SPEC", help="Probe input spec, e.g. x:2,3,32,32:float32 (repeatable).")
 @click.option("--no-doctor", is_flag=True, help="Do not run `ascendify doctor`.")
 @click.option("--include", multiple=True, type=click.Path(dir_okay=False), help="JSON output of doctor/probe/diagnose/profile to add as a section.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="pyproject.toml with [tool.ascendify].")
-def migrate(project, out, target, torch_npu, chip, unsafe_fixes, probe_spec, probe_inputs, no_doctor, include, config_file):
-    """Scan PROJECT, write its migrated copy to OUT/project and a migration report to OUT/report/index.html."""
-    settings = _settings((project,), (), (), (), (), (), target, torch_npu, chip, config_file, False, "never", unsafe_fixes)
-    out_abs = os.path.abspath(out)
-    proj_abs = os.path.abspath(project)
-    if out_abs == proj_abs or out_abs.startswith(proj_abs + os.sep):
+def migrate(project, out, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config,
+            cache_dir, no_cache, jobs, fail_on, unsafe_fixes, probe_spec, probe_inputs, no_doctor, include):
+    """Scan PROJECT, write its migrated copy to OUT/project and a migration report to OUT/report/index.html.
+
+    Takes the options of `scan` and `fix`.  Exit code as `fix`: 1 if a finding at or
+    above --fail-on is left for a person after the fixes (or a file is missing from the
+    copy), else 0.
+    """
+    settings = _settings((project,), select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
+    if is_within(out, project):
         raise AscendifyError(f"{out}: the output folder must be outside the project {project}")
-    result = _run_scan((project,), settings, None, False, None)
+    result = _run_scan((project,), settings, cache_dir, no_cache, jobs)
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
     migrated = os.path.join(out, "project")
@@ -75,8 +77,7 @@ def migrate(project, out, target, torch_npu, chip, unsafe_fixes, probe_spec, pro
         click.echo(f"ascendify: warning: {warning}", err=True)
     report_dir = os.path.join(out, "report")
     run = fix_tree((project,), result, settings, "output", migrated, changelog=os.path.join(report_dir, "changes.csv"))
-    for path, err in run.errors:
-        click.echo(f"ascendify: {path}: {err}", err=True)
+    report_fix_run(run)
     sections: dict[str, Any] = {}
     if no_doctor:
         sections["doctor"] = {"status": "not run", "reason": "--no-doctor given"}
@@ -100,7 +101,7 @@ def migrate(project, out, target, torch_npu, chip, unsafe_fixes, probe_spec, pro
     click.echo(f"migrated copy: {migrated}")
     click.echo(f"change log:    {os.path.join(report_dir, 'changes.csv')}")
     click.echo(f"report:        {index}")
-    return 0
+    return _exit_code(run.remaining, settings.fail_on, result.problems + run.problems)
 
 
 @click.command()
