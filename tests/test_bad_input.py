@@ -121,7 +121,7 @@ def test_notebook_cells_and_magics(tmp_path):
     }
     (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
     r = run_cli("scan", "nb.ipynb", "--select", "DEV001", cwd=str(tmp_path))
-    assert r.out.splitlines()[0] == "nb.ipynb:cell 2:3:5: DEV001 [*] `.cuda()` moves to a CUDA device; on Ascend use `.npu()`"
+    assert r.out.splitlines()[0] == "nb.ipynb:cell 2:3:7: DEV001 [*] `.cuda()` moves to a CUDA device; on Ascend use `.npu()`"
     r = run_cli("scan", "nb.ipynb", "--select", "DEV001", "--format", "json", cwd=str(tmp_path))
     f = json.loads(r.out)["findings"][0]
     assert (f["cell"], f["cell_line"]) == (2, 3)

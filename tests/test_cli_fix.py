@@ -17,8 +17,13 @@ SRC = "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()  # keep me\n"
 FIXED = "import torch\nimport torch_npu\n\nmodel = torch.nn.Linear(2, 2).npu()  # keep me\n"
 
 
+# torch_npu 2.4.0 is not auto-loaded by `import torch` (autoload starts with 2.5.1), so the fixes
+# here insert `import torch_npu`: these tests check that multi-line edit too.
+OLD = ("--torch-npu", "2.4.0")
+
+
 def fix(tmp_path, *args):
-    r = run_cli("fix", *args, "--select", "DEV001", cwd=str(tmp_path))
+    r = run_cli("fix", *args, "--select", "DEV001", *OLD, cwd=str(tmp_path))
     assert "Traceback" not in r.err, r.err
     return r
 
@@ -82,7 +87,7 @@ def test_output_copies_tree_and_writes_changelog(tmp_path):
 def test_output_refuses_the_input_folder(tmp_path):
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "m.py").write_text(SRC)
-    r = run_cli("fix", "proj", "--output", "proj", cwd=str(tmp_path))
+    r = run_cli("fix", "proj", "--output", "proj", *OLD, cwd=str(tmp_path))
     assert r.code == 2 and "must differ from the input" in r.err
 
 
@@ -123,7 +128,7 @@ def test_rewrite_that_does_not_reparse_leaves_file_unchanged(tmp_path, monkeypat
     p.write_text(SRC)
 
     monkeypatch.setattr(apply_mod._Rewriter, "_apply", staticmethod(lambda edit, node: cst.Attribute(value=cst.Integer("1"), attr=cst.Name("npu"))))
-    r = run_cli("fix", "t.py", "--write", "--select", "DEV001", cwd=str(tmp_path))
+    r = run_cli("fix", "t.py", "--write", "--select", "DEV001", *OLD, cwd=str(tmp_path))
     assert p.read_text() == SRC
     assert "t.py:" in r.err and ("did not re-parse" in r.err or "cannot rewrite" in r.err)
 
@@ -132,7 +137,7 @@ def test_rewrite_that_raises_is_reported_per_file(tmp_path, monkeypatch):
     p = tmp_path / "t.py"
     p.write_text(SRC)
     monkeypatch.setattr(apply_mod._Rewriter, "_apply", staticmethod(lambda edit, node: cst.Name("not valid")))
-    r = run_cli("fix", "t.py", "--write", "--select", "DEV001", cwd=str(tmp_path))
+    r = run_cli("fix", "t.py", "--write", "--select", "DEV001", *OLD, cwd=str(tmp_path))
     assert p.read_text() == SRC
     assert "t.py: cannot rewrite" in r.err and "internal error" not in r.err
     assert "1 file(s) could not be rewritten (see above) and were left unchanged." in r.err

@@ -34,8 +34,8 @@ def proj(tmp_path):
 def test_text_format_lines_and_summary(proj):
     r = run_cli("scan", ".", "--select", "DEV001", cwd=str(proj))
     lines = r.out.splitlines()
-    assert lines[0] == "train.py:3:9: DEV001 [*] `.cuda()` moves to a CUDA device; on Ascend use `.npu()`"
-    assert lines[1] == "train.py:6:5: DEV001 [*] `.cuda()` moves to a CUDA device; on Ascend use `.npu()`"
+    assert lines[0] == "train.py:3:31: DEV001 [*] `.cuda()` moves to a CUDA device; on Ascend use `.npu()`"
+    assert lines[1] == "train.py:6:19: DEV001 [*] `.cuda()` moves to a CUDA device; on Ascend use `.npu()`"
     assert lines[2] == ""
     assert lines[3].startswith("Found 2 finding(s) in 1 of 2 file(s): 2 error.")
     assert "low    train.py: 2 findings, 2 fixed safely by `ascendify fix`; nothing left for a person" in r.out
@@ -66,7 +66,7 @@ def test_json_format(proj):
     doc = json.loads(r.out)
     assert doc["tool"] == "ascendify"
     f = doc["findings"][0]
-    assert (f["path"], f["line"], f["col"], f["code"], f["severity"], f["category"], f["fixable"]) == ("train.py", 3, 8, "DEV001", "error", "device", True)
+    assert (f["path"], f["line"], f["col"], f["code"], f["severity"], f["category"], f["fixable"]) == ("train.py", 3, 30, "DEV001", "error", "device", True)  # at `.cuda`, the token to change
     assert f["fix"]["safe"] is True and f["fix"]["edits"][0]["kind"] == "attr"
     s = doc["summary"]
     assert (s["files_scanned"], s["findings"], s["fixable"], s["fixable_share"]) == (2, 2, 2, 1.0)

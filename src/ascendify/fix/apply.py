@@ -162,37 +162,110 @@ def _has_docstring(body) -> bool:
     return bool(body) and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
+def _binds_torch(stmt: cst.CSTNode) -> bool:
+    """``import torch`` (or ``import torch.x``, which binds ``torch`` too; not ``import torch as t``)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                name = cst.Module([]).code_for_node(alias.name)
+                if (name == "torch" or name.startswith("torch.")) and alias.asname is None:
+                    return True
+    return False
+
+
+def _blocks(body: list, depth: int = 0):
+    """(path, statements) of the module's blocks outside functions and classes: the module body first,
+    then the bodies of top-level ``if``/``try``/``with`` blocks (where conditional imports live)."""
+    yield (), body
+    if depth > 2:
+        return
+    for i, st in enumerate(body):
+        for field, block in _sub_blocks(st):
+            for path, stmts in _blocks(list(block.body), depth + 1):
+                yield ((i, field),) + path, stmts
+
+
+def _sub_blocks(st: cst.CSTNode):
+    if isinstance(st, (cst.If, cst.With, cst.Try)) and isinstance(st.body, cst.IndentedBlock):
+        yield "body", st.body
+
+
+def _replace_block(body: list, path: tuple, new_stmts: list) -> list:
+    if not path:
+        return new_stmts
+    (i, field), rest = path[0], path[1:]
+    st = body[i]
+    block = getattr(st, field)
+    inner = _replace_block(list(block.body), rest, new_stmts)
+    body = list(body)
+    body[i] = st.with_changes(**{field: block.with_changes(body=inner)})
+    return body
+
+
+def _torch_block(module: cst.Module, binding: bool):
+    """(path, statements, index) of the first statement importing torch — one that binds the name
+    ``torch`` when ``binding`` — in the module body, else in a top-level conditional block."""
+    for path, stmts in _blocks(list(module.body)):
+        for i, s in enumerate(stmts):
+            if (_binds_torch(s) if binding else _is_import_of(s, "torch")):
+                return path, stmts, i
+    return None
+
+
 def _insert_import(module: cst.Module, stmt_text: str) -> cst.Module:
+    """Insert ``stmt_text`` right after the first import of torch, in the block that holds it (a
+    conditional ``import torch`` gets it in its own block), else after the last top-level import."""
     body = list(module.body)
     imported = stmt_text.split()[1]  # "import X" / "from X import y"
-    if any(_is_import_of(s, imported) and stmt_text.strip() == _stmt_code(s) for s in body):
-        return module
-    if stmt_text.startswith("import ") and any(_is_import_of(s, imported) for s in body):
-        return module
+    for _path, stmts in _blocks(body):
+        if any(_is_import_of(s, imported) and stmt_text.strip() == _stmt_code(s) for s in stmts):
+            return module
+        if stmt_text.startswith("import ") and any(_is_import_of(s, imported) for s in stmts):
+            return module
+    new = cst.parse_statement(stmt_text + "\n")
+    found = _torch_block(module, binding=False)
+    if found is not None:
+        path, stmts, i = found
+        stmts = list(stmts)
+        stmts.insert(i + 1, new)
+        return module.with_changes(body=_replace_block(body, path, stmts))
     idx = None
     for i, s in enumerate(body):
-        if _is_import_of(s, "torch"):
+        if _is_any_import(s):
             idx = i
     if idx is None:
-        for i, s in enumerate(body):
-            if _is_any_import(s):
-                idx = i
-    if idx is None:
         idx = 0 if _has_docstring(body) else -1
-    new = cst.parse_statement(stmt_text + "\n")
     body.insert(idx + 1, new)
     return module.with_changes(body=body)
 
 
 def _insert_prelude(module: cst.Module, stmt_text: str) -> cst.Module:
+    """Insert ``stmt_text`` (which uses ``torch``) after the imports of the block where ``torch`` is
+    imported: the module's imports when ``import torch`` is at top level, else the conditional block
+    that imports it (so ``if is_torch_available(): import torch`` gets it inside)."""
     body = list(module.body)
-    if any(_stmt_code(s) == stmt_text.strip() for s in body):
-        return module
+    for _path, stmts in _blocks(body):
+        if any(_stmt_code(s) == stmt_text.strip() for s in stmts):
+            return module
+    new = cst.parse_statement(stmt_text + "\n")
+    found = _torch_block(module, binding=True)
+    if found is not None and found[0]:
+        path, stmts, i = found
+        stmts = list(stmts)
+        j = i
+        for k in range(i, len(stmts)):
+            if _is_any_import(stmts[k]):
+                j = k
+            else:
+                break
+        stmts.insert(j + 1, new)
+        return module.with_changes(body=_replace_block(body, path, stmts))
     idx = -1 if not _has_docstring(body) else 0
     for i, s in enumerate(body):
         if _is_any_import(s):
             idx = i
-    new = cst.parse_statement(stmt_text + "\n")
     new = new.with_changes(leading_lines=[cst.EmptyLine()]) if hasattr(new, "leading_lines") else new
     body.insert(idx + 1, new)
     return module.with_changes(body=body)

@@ -358,7 +358,11 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
         from ascendify.semantic.policy import POLICY_PREFIXES, apply_policy
 
         if any(f.code.startswith(POLICY_PREFIXES) for f in ctx.findings):
-            ctx.findings = apply_policy(ctx.findings, ctx.finding_nodes, ctx.model)
+            ctx.findings = apply_policy(ctx.findings, ctx.finding_nodes, ctx.model, ctx)
+        if settings.target == "npu":
+            from ascendify.semantic.policy import import_policy
+
+            import_policy(ctx.findings, ctx)
     if summary_out is not None and not src.is_notebook:
         from ascendify.semantic.project import summarize
 

@@ -42,7 +42,47 @@ def _covers(node: ast.AST, origin: ast.AST) -> bool:
     return False
 
 
-def apply_policy(findings: list, nodes: dict, model) -> list:
+def _device_keyed(node: ast.AST) -> Optional[tuple]:
+    """(dict, key, value) when ``node`` sits in the value of a ``"cuda"`` entry of a dict literal
+    (``{"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache}``)."""
+    child = node
+    p = getattr(node, "_asc_parent", None)
+    while p is not None and not isinstance(p, ast.stmt):
+        if isinstance(p, ast.Dict):
+            for k, v in zip(p.keys, p.values):
+                if v is child and isinstance(k, ast.Constant) and k.value == "cuda":
+                    return p, k, v
+            return None
+        child, p = p, getattr(p, "_asc_parent", None)
+    return None
+
+
+def _npu_entry_fix(ctx, table: tuple) -> Optional[Fix]:
+    """Add ``"npu": <the value with torch.cuda → torch.npu>`` after the ``"cuda"`` entry."""
+    d, k, v = table
+    if any(isinstance(x, ast.Constant) and x.value == "npu" for x in d.keys):
+        return None
+    seg = ctx.segment(d)
+    val = ctx.segment(v)
+    new_val = val.replace(".cuda.", ".npu.").replace(".cuda(", ".npu(")
+    if new_val == val or "cuda" in new_val:
+        return None
+    (dl, dc), _e = ctx.span(d)
+    (_vl, _vc), (el, ec) = ctx.span(v)
+    lines = seg.splitlines(keepends=True)
+    i = el - dl
+    if i >= len(lines):
+        return None
+    offset = sum(len(x) for x in lines[:i]) + (ec - dc if i == 0 else ec)
+    key = '"npu"' if ctx.segment(k).startswith('"') else "'npu'"
+    text = seg[:offset] + f", {key}: {new_val}" + seg[offset:]
+    from ascendify.scan.finding import Edit
+
+    start, end = ctx.span(d)
+    return Fix((Edit("replace", text, start, end),), True, 'add an "npu" entry to the device-keyed table')
+
+
+def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
     """The findings of one file after the branch policy (see the module docstring)."""
     out: list = []
     groups: dict = {}  # id(origin) -> (origin, [body findings])
@@ -50,6 +90,14 @@ def apply_policy(findings: list, nodes: dict, model) -> list:
     for f in findings:
         node = nodes.get(id(f))
         if node is None or not f.code.startswith(POLICY_PREFIXES):
+            out.append(f)
+            continue
+        table = _device_keyed(node) if ctx is not None else None
+        if table is not None:  # the NPU never looks the "cuda" key up: add an "npu" entry, keep "cuda"
+            if any(isinstance(x, ast.Constant) and x.value == "npu" for x in table[0].keys):
+                continue
+            f.fix = _npu_entry_fix(ctx, table) if f.fix is not None else None
+            f.message += ' — a device-keyed table: add an "npu" entry (the "cuda" one stays)'
             out.append(f)
             continue
         c = model.context(node)
@@ -109,3 +157,48 @@ def _dead(f: Finding, line: int, tail: str) -> None:
     if f.severity != "info":
         f.severity = "info"
     f.message += f" — dead code on an Ascend host: under the CUDA-only test at line {line}{tail}"
+
+
+_NPU_DETECTORS = ("is_torch_npu_available", "is_npu_available", "npu_is_available")
+
+
+def handles_npu(ctx) -> bool:
+    """The file already deals with the NPU: it imports torch_npu (in any block, also conditionally)
+    or asks whether one is there (``is_torch_npu_available()``, ``hasattr(torch, "npu")``)."""
+    if ctx.has_import("torch_npu"):
+        return True
+    text = ctx.text
+    if any(d in text for d in _NPU_DETECTORS):
+        return True
+    return 'hasattr(torch, "npu")' in text or "hasattr(torch, 'npu')" in text
+
+
+def import_policy(findings: list, ctx) -> None:
+    """Drop ``import torch_npu`` edits that the target does not need.
+
+    * torch_npu ≥ 2.5.1 is loaded by ``import torch`` (the ``torch.backends`` entry point,
+      PyTorch "Autoloading Out-of-Tree Extension"; torch_npu README): a fix that only renames to
+      ``torch.npu.*`` / ``.npu()`` / ``"npu"`` needs no import; one that writes a ``torch_npu.*``
+      name still does (a module attribute needs its import);
+    * a file that already handles the NPU (imports torch_npu, also conditionally, or tests for it)
+      gets nothing added;
+    * a file that imports nothing from torch gets no ``import torch_npu`` (its entry script loads it).
+    """
+    from ascendify.rules.checks.imports import AUTOLOAD_SINCE, version_tuple
+
+    autoload = version_tuple(ctx.settings.torch_npu) >= AUTOLOAD_SINCE
+    has_torch = ctx.has_import("torch")
+    aware = None
+    for f in findings:
+        fx = f.fix
+        if fx is None or not any(e.kind == "add_import" and e.text.strip() == "import torch_npu" for e in fx.edits):
+            continue
+        if f.code == "IMP001":
+            continue  # the file names torch_npu: the import is the fix
+        if aware is None:
+            aware = handles_npu(ctx)
+        names_module = any("torch_npu." in e.text for e in fx.edits if e.kind != "add_import")
+        drop = aware or (not names_module and (autoload or not has_torch))
+        if drop:
+            edits = tuple(e for e in fx.edits if not (e.kind == "add_import" and e.text.strip() == "import torch_npu"))
+            f.fix = Fix(edits, fx.safe, fx.operation) if edits else None

@@ -179,7 +179,7 @@ def _uses(ctx, imports: dict) -> list:
                     func = n.func
                     tok = func if isinstance(func, ast.Name) else func
                     out.append({"kind": "call", "ref": ref, "span": _span(ctx, n), "tok": _tok(ctx, tok),
-                                "text": ctx.segment(n.func)[:80]})
+                                "text": ctx.segment(n.func)[:80], "where": _where(ctx, n)})
         q = ctx.call_name(n)
         pos = _BACKEND_CALLS.get(q or "")
         if pos is not None:
@@ -193,7 +193,7 @@ def _uses(ctx, imports: dict) -> list:
             if rr is not None and rr[0] in imports:
                 mod, nm, lvl = imports[rr[0]]
                 out.append({"kind": "backend", "ref": _ref(mod, nm, lvl, rr[1]), "span": _span(ctx, val), "tok": _tok(ctx, val),
-                            "text": ctx.segment(val)[:80]})
+                            "text": ctx.segment(val)[:80], "where": _where(ctx, val)})
         f = n.func
         dev_args = []
         if isinstance(f, ast.Attribute) and f.attr in ("to", "cuda") and n.args:
@@ -205,8 +205,19 @@ def _uses(ctx, imports: dict) -> list:
                 mod, nm, lvl = imports[rr[0]]
                 if lvl or (mod or nm).split(".")[0] not in _NOT_PROJECT:
                     out.append({"kind": "device", "ref": _ref(mod, nm, lvl, rr[1]), "span": _span(ctx, a), "tok": _tok(ctx, a),
-                                "text": ctx.segment(a)[:80]})
+                                "text": ctx.segment(a)[:80], "where": _where(ctx, a)})
     return out
+
+
+def _where(ctx, node: ast.AST) -> str:
+    """The branch context of a use: "dead" (under a CUDA-only test), "skip" (NPU-aware code, another
+    accelerator's branch, CUDA-only by intent), or ""."""
+    c = ctx.model.context(node)
+    if c.npu_aware or c.other or c.intent:
+        return "skip"
+    if c.dead:
+        return f"dead:{getattr(c.dead_origin, 'lineno', 0)}"
+    return ""
 
 
 def _tok(ctx, node: ast.AST) -> list:
@@ -328,6 +339,9 @@ def join(summaries: dict, settings, rules: dict) -> list:
     for rel, s in summaries.items():
         noqa = set(s.get("noqa", ()))
         for use in s["uses"]:
+            where = use.get("where", "")
+            if where == "skip":
+                continue
             t = index.target(use["ref"], rel)
             if t is None or t[0] not in summaries:
                 continue
@@ -351,6 +365,9 @@ def join(summaries: dict, settings, rules: dict) -> list:
                 rule = rules.get("DEV026")
                 if rule is None:
                     continue
+                if where.startswith("dead:"):
+                    sev = "info"
+                    msg += f" — dead code on an Ascend host: under the CUDA-only test at line {where[5:]}"
                 f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
                 f.related = [{"path": r, "line": w[1], "col": w[2], "message": f"{w[0]}: {w[4]}"} for r, w in items]
                 out.append(f)

@@ -1,6 +1,5 @@
 import torch
 from torch import autocast
-import torch_npu
 
 scaler = torch.amp.GradScaler(device="npu")  # expect: AMP002
 scaler2 = torch.amp.GradScaler("npu", init_scale=1024, enabled=use_amp)  # expect: AMP002

@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 
 def forward(x):

@@ -1,6 +1,5 @@
 import torch
 import torch.nn as nn
-import torch_npu
 
 model = nn.Linear(2, 2).npu()  # expect: DEV001
 x = torch.ones(2).npu(non_blocking=True)  # expect: DEV001

@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 x = torch.ones(2)
 a = x.to("npu")  # expect: DEV002

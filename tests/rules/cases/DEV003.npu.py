@@ -1,6 +1,5 @@
 import torch
 from torch import device as Device
-import torch_npu
 
 d0 = torch.device("npu")  # expect: DEV003
 d1 = torch.device("npu:0")  # expect: DEV003

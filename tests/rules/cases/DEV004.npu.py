@@ -1,6 +1,5 @@
 import torch
 import torch as t
-import torch_npu
 
 mask = torch.ones(4, 4, device="npu")  # expect: DEV004
 noise = t.randn(8, device=f"npu:{rank}")  # expect: DEV004

@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 a = torch.load("ckpt.pt", map_location="npu")  # expect: DEV005
 b = torch.load("ckpt.pt", map_location="npu:0", weights_only=True)  # expect: DEV005

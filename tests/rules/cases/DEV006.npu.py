@@ -2,7 +2,6 @@ import argparse
 import os
 
 import torch
-import torch_npu
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--gpu", type=int, default=0)

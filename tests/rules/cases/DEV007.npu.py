@@ -2,7 +2,6 @@ import torch
 import torch as t
 from torch import cuda
 from torch.cuda import is_available
-import torch_npu
 
 device = torch.device("npu" if torch.npu.is_available() else "cpu")  # expect: DEV007
 dev2 = "npu:0" if t.npu.is_available() else "cpu"  # expect: DEV007

@@ -1,7 +1,6 @@
 import torch
 import torch as t
 from torch.cuda import synchronize, set_device
-import torch_npu
 
 torch.npu.set_device(local_rank)  # expect: DEV008
 n = t.npu.device_count()  # expect: DEV008

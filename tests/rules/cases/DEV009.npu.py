@@ -1,6 +1,5 @@
 import torch
 from torch import cuda
-import torch_npu
 
 name = torch.npu.get_device_name(0)  # expect: DEV009
 props = torch.npu.get_device_properties(0)  # expect: DEV009

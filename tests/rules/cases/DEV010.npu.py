@@ -1,6 +1,5 @@
 import torch
 from torch.cuda import max_memory_allocated
-import torch_npu
 
 torch.npu.empty_cache()  # expect: DEV010
 used = torch.npu.memory_allocated() / 2**20  # expect: DEV010

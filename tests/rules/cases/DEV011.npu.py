@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 torch.manual_seed(seed)
 torch.npu.manual_seed(seed)  # expect: DEV011

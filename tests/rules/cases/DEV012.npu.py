@@ -1,6 +1,5 @@
 import torch
 from torch.cuda import Stream
-import torch_npu
 
 s = torch.npu.Stream()  # expect: DEV012
 s2 = torch.npu.Stream(priority=-1)  # expect: DEV012

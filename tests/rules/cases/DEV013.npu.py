@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 g = torch.npu.NPUGraph()  # expect: DEV013
 with torch.npu.graph(g):  # expect: DEV013

@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 if x.is_npu:  # expect: DEV015
     x = x.contiguous()

@@ -1,5 +1,4 @@
 import torch
-import torch_npu
 
 x = x.type(torch.npu.FloatTensor)  # expect: DEV016
 ok = isinstance(y, torch.npu.LongTensor)  # expect: DEV016

@@ -1,6 +1,5 @@
 import torch
 from torch.backends import cudnn
-import torch_npu
 
 torch.npu.matmul.allow_hf32 = True  # expect: DEV020
 torch.npu.conv.allow_hf32 = False  # expect: DEV020

@@ -1,7 +1,6 @@
 import argparse
 
 import torch
-import torch_npu
 
 DEVICE = "npu"  # expect: DEV024
 parser = argparse.ArgumentParser()

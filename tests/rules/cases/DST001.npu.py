@@ -4,7 +4,6 @@ import os
 import torch
 import torch.distributed as dist
 from torch.distributed import Backend
-import torch_npu
 
 BACKEND = "hccl"  # expect: DST001
 

@@ -1,7 +1,6 @@
 import torch
 import torch.distributed as dist
 from torch.distributed import Backend
-import torch_npu
 
 
 def setup(rank):

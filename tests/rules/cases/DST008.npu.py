@@ -1,7 +1,6 @@
 import deepspeed
 from lightning.pytorch.strategies import DDPStrategy
 from transformers import TrainingArguments
-import torch_npu
 
 args = TrainingArguments(output_dir="out", ddp_backend="hccl")  # expect: DST008
 deepspeed.init_distributed(dist_backend='hccl')  # expect: DST008

@@ -2,7 +2,6 @@ import os
 
 import torch
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-import torch_npu
 
 local_rank = int(os.environ["LOCAL_RANK"])
 model = FSDP(torch.nn.Linear(2, 2), device_id=torch.device("npu", local_rank))  # expect: DST009

@@ -1,6 +1,6 @@
 import torch
-import torch.nn as nn
 import torch_npu
+import torch.nn as nn
 
 
 class RMSNorm(nn.Module):

@@ -2,7 +2,6 @@ import argparse
 
 import torch
 import torch.distributed as dist
-import torch_npu
 
 
 def main():

@@ -348,6 +348,58 @@ def in_cuda_only_branch(node: ast.AST) -> bool:
     return False
 
 
+_ASSERT_CALLS = re.compile(r"^(assert[A-Z_]\w*|assert_\w+|parametrize|param)$")
+
+
+def _is_data(node: ast.AST) -> bool:
+    """A device name used as data, not as a device: test parameters (``@pytest.mark.parametrize``, any
+    decorator argument), ``raise``/``assert`` messages, ``self.assertEqual(..., "cuda")``."""
+    child = node
+    for a in ancestors(node):
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return any(child is d for d in a.decorator_list)
+        if isinstance(a, ast.Raise):
+            return True
+        if isinstance(a, ast.Assert):
+            return child is a.msg
+        if isinstance(a, ast.Call):
+            f = a.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if _ASSERT_CALLS.match(name):
+                return True
+        if isinstance(a, ast.stmt):
+            return False
+        child = a
+    return False
+
+
+def device_table(seq: ast.AST) -> bool:
+    """A list/tuple/set of two or more device-type names (``["cuda", "xpu", "hpu"]``,
+    ``choices=["cpu", "cuda"]``): a table of device types, which gets an ``"npu"`` entry."""
+    elts = getattr(seq, "elts", [])
+    if len(elts) < 2:
+        return False
+    for e in elts:
+        if not (isinstance(e, ast.Constant) and isinstance(e.value, str) and dv.parse_device_string(e.value) and ":" not in e.value):
+            return False
+    return True
+
+
+def _table_fix(ctx, seq: ast.AST, lit: ast.Constant):
+    """``["cuda", "xpu"]`` → ``["cuda", "npu", "xpu"]`` (None when "npu" is already there)."""
+    if any(isinstance(e, ast.Constant) and e.value == "npu" for e in seq.elts):
+        return None
+    seg = ctx.segment(seq)
+    if "\n" in seg:
+        return None
+    o, c = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}"}[seq.__class__]
+    if not (seg.startswith(o) and seg.endswith(c)):
+        return None
+    items = [ctx.segment(e) for e in seq.elts]
+    items.insert(items.index(ctx.segment(lit)) + 1, _quoted(ctx, lit, "npu"))
+    return fix(ctx.replace(seq, o + ", ".join(items) + c), operation='add "npu" to the table of device types')
+
+
 def literal_owner(node: ast.AST, ctx) -> Optional[str]:
     """Which rule reports the CUDA literal ``node`` ("skip" = nobody, other = other category)."""
     p = parent(node)
@@ -355,6 +407,10 @@ def literal_owner(node: ast.AST, ctx) -> Optional[str]:
         return "skip"
     if isinstance(p, ast.Tuple) and isinstance(parent(p), ast.Subscript):
         return "skip"  # Literal["cpu", "cuda"]: a type annotation, not a device
+    if _is_data(node):
+        return "skip"
+    if isinstance(p, (ast.Tuple, ast.List, ast.Set)) and not isinstance(parent(p), ast.Compare) and device_table(p):
+        return "DEV024"
     if isinstance(p, (ast.Tuple, ast.List, ast.Set)) and isinstance(parent(p), ast.Compare):
         return "DEV023"
     if isinstance(p, ast.Compare):
@@ -419,6 +475,7 @@ def cuda_method(node: ast.Call, ctx) -> None:
         index = node.args[0] if node.args else kwarg(node, "device")
         if pre is not None and not any(isinstance(a, ast.Starred) for a in node.args) and not any(k.arg is None for k in node.keywords):
             rest = [ctx.segment(a) for a in node.args[1:]] + [f"{k.arg}={ctx.segment(k.value)}" for k in node.keywords if k.arg != "device"]
+            safe = True
             if index is None:
                 first = agn.NAME
             elif isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool):
@@ -427,9 +484,17 @@ def cuda_method(node: ast.Call, ctx) -> None:
                 first = f'f"{{{agn.NAME}}}:{index.value[5:]}"'
             else:
                 seg = ctx.segment(index)
-                first = f'f"{{{agn.NAME}}}:{{{seg}}}"' if not any(c in seg for c in '"{}\n') else None
+                value = ctx.model.device_of(index)
+                if dv.only(value, dv.INDEX):  # an ordinal: that index of the current accelerator (cpu:N without one)
+                    first = f'f"{{{agn.NAME}}}:{{{seg}}}"' if not any(c in seg for c in '"{}\n') else None
+                else:  # a torch.device or a device string (DDP code's `.cuda(device)`): `.to(device)` as it is
+                    first = seg if "\n" not in seg else None
+                    safe = dv.UNKNOWN not in dv.kinds(value)  # unknown could be None: `.cuda(None)` is the current device
             if first is not None:
-                f = fix(ctx.rename_attr(func, "to"), ctx.set_args(node, ", ".join([first] + rest)), pre, operation="replace .cuda() with .to(DEVICE_TYPE)")
+                edits = [ctx.rename_attr(func, "to"), ctx.set_args(node, ", ".join([first] + rest))]
+                if agn.NAME in first:
+                    edits.append(pre)
+                f = fix(*edits, safe=safe, operation="replace .cuda() with .to(DEVICE_TYPE)")
     ctx.report(node, f)
 
 
@@ -777,7 +842,11 @@ def cuda_device_string(node, ctx) -> None:
             return
     elif not cuda_literal(node):
         return
-    if literal_owner(node, ctx) is not None:
+    owner = literal_owner(node, ctx)
+    if owner == "DEV024":  # a table of device types: add "npu" beside "cuda"
+        ctx.report(node, _table_fix(ctx, parent(node), node), value=ctx.segment(node))
+        return
+    if owner is not None:
         return
     ctx.report(node, literal_fix(ctx, node, "replace the CUDA device string", safe=_literal_fix_safe(node, ctx)), value=ctx.segment(node))
 
