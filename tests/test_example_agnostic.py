@@ -321,7 +321,10 @@ def test_npu_copy_uses_torch_npu_and_no_cuda_calls(npu_copy):
     for rel, trees in units.items():
         if any(_uses_npu(t) for t in trees):
             npu_users.append(rel)
-            assert any(_imports_torch_npu(t) for t in trees), f"{rel} uses the NPU but does not import torch_npu"
+        # the default target (torch_npu 2.7.1) is auto-loaded by `import torch`: only a file that names
+        # `torch_npu` needs the import, and no fix adds one where nothing names it
+        names = any(isinstance(n, ast.Name) and n.id == "torch_npu" and isinstance(n.ctx, ast.Load) for t in trees for n in ast.walk(t))
+        assert any(_imports_torch_npu(t) for t in trees) == names or rel.startswith("notebooks"), f"{rel}: import torch_npu only where the name is used"
     # The files whose CUDA calls must become NPU calls.
     for rel in ("trainer/engine.py", "trainer/export.py", "trainer/utils.py", "trainer/distributed.py", "notebooks/explore.ipynb"):
         assert rel in npu_users, f"{rel} was not migrated to torch_npu"

@@ -78,51 +78,53 @@ class FileContext:
 
     # ------------------------------------------------------------------ pre-pass
     def _prepass(self, tree: ast.Module) -> None:
-        stack: list[tuple[ast.AST, ast.AST]] = [(s, tree) for s in reversed(tree.body)]
-        while stack:
-            stmt, scope = stack.pop()
-            if isinstance(stmt, ast.Import):
-                self.import_nodes.append(stmt)
+        """One pass over the statements: the semantic model's scopes and bindings, which call
+        :meth:`_record` for each statement to fill the tables above."""
+        from ascendify.semantic.bindings import Bindings
+
+        self.bindings = Bindings(tree, self._record)
+
+    def _record(self, stmt: ast.stmt, scope: ast.AST) -> None:
+        """Aliases, imports, simple assignments and argparse defaults of one statement (``scope`` is
+        the def, class or module it runs in)."""
+        cls = stmt.__class__
+        if cls is ast.Import:
+            self.import_nodes.append(stmt)
+            for a in stmt.names:
+                self.imported_modules.add(a.name)
+                if a.asname:
+                    self.aliases[a.asname] = a.name
+                else:
+                    root = a.name.split(".")[0]
+                    self.aliases.setdefault(root, root)
+        elif cls is ast.ImportFrom:
+            self.import_nodes.append(stmt)
+            if stmt.module and not stmt.level:
+                self.imported_modules.add(stmt.module)
                 for a in stmt.names:
-                    self.imported_modules.add(a.name)
-                    if a.asname:
-                        self.aliases[a.asname] = a.name
-                    else:
-                        root = a.name.split(".")[0]
-                        self.aliases.setdefault(root, root)
-            elif isinstance(stmt, ast.ImportFrom):
-                self.import_nodes.append(stmt)
-                if stmt.module and not stmt.level:
-                    self.imported_modules.add(stmt.module)
-                    for a in stmt.names:
-                        if a.name != "*":
-                            self.aliases[a.asname or a.name] = f"{stmt.module}.{a.name}"
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                value = stmt.value if not isinstance(stmt, ast.AugAssign) else None
-                for t in targets:
-                    if isinstance(t, ast.Name):
-                        self.assignments.setdefault((id(scope), t.id), []).append(value)
-                    elif isinstance(t, (ast.Tuple, ast.List)):
-                        for elt in t.elts:
-                            if isinstance(elt, ast.Name):
-                                self.assignments.setdefault((id(scope), elt.id), []).append(None)
-                if value is not None:
-                    self._scan_argparse(value)
-            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                self._scan_argparse(stmt.value)
-            if isinstance(stmt, _FUNC):
-                self.functions.append(stmt)
-                for arg in stmt.args.args + stmt.args.kwonlyargs + stmt.args.posonlyargs:
-                    self.assignments.setdefault((id(stmt), arg.arg), []).append(None)
-                stack.extend((s, stmt) for s in reversed(stmt.body))
-            elif isinstance(stmt, ast.ClassDef):
-                stack.extend((s, stmt) for s in reversed(stmt.body))
-            else:
-                stack.extend((s, scope) for s in reversed(list(_stmt_children(stmt))))
-            # for-loop targets and with-as bind names too: mark them not simple
-            if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.target, ast.Name):
-                self.assignments.setdefault((id(scope), stmt.target.id), []).append(None)
+                    if a.name != "*":
+                        self.aliases[a.asname or a.name] = f"{stmt.module}.{a.name}"
+        elif cls is ast.Assign or cls is ast.AnnAssign or cls is ast.AugAssign:
+            targets = stmt.targets if cls is ast.Assign else [stmt.target]
+            value = stmt.value if cls is not ast.AugAssign else None
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    self.assignments.setdefault((id(scope), t.id), []).append(value)
+                elif isinstance(t, (ast.Tuple, ast.List)):
+                    for elt in t.elts:
+                        if isinstance(elt, ast.Name):
+                            self.assignments.setdefault((id(scope), elt.id), []).append(None)
+            if value is not None:
+                self._scan_argparse(value)
+        elif cls is ast.Expr and isinstance(stmt.value, ast.Call):
+            self._scan_argparse(stmt.value)
+        elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+            self.functions.append(stmt)
+            for arg in stmt.args.args + stmt.args.kwonlyargs + stmt.args.posonlyargs:
+                self.assignments.setdefault((id(stmt), arg.arg), []).append(None)
+        elif (cls is ast.For or cls is ast.AsyncFor) and isinstance(stmt.target, ast.Name):
+            # for-loop targets bind names too: mark them not simple
+            self.assignments.setdefault((id(scope), stmt.target.id), []).append(None)
 
     def _scan_argparse(self, call: ast.AST) -> None:
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):

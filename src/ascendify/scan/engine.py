@@ -222,9 +222,14 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
     pop, push = stack.pop, stack.append
     fields_of = _CHILD_FIELDS
     by_key = by_key or {}
+    calls = ctx.all_calls = []  # every Call, for the semantic model (call sites, uses): no second walk
+    add_call = calls.append
+    Call = ast.Call
     while stack:
         node = pop()
         cls = node.__class__
+        if cls is Call:
+            add_call(node)
         fields = fields_of.get(cls)
         if fields is None:
             fields = fields_of[cls] = tuple(f for f in cls._fields if f not in _NON_NODE_FIELDS)

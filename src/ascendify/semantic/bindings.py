@@ -92,8 +92,9 @@ def _ends_in_jump(body: list) -> bool:
 class Bindings:
     """Scopes, bindings and statement facts of one module."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, record=None):
         self.tree = tree
+        self._record = record  # called with (stmt, scope node) for every statement (FileContext's tables)
         self.module_scope = Scope("module", tree, None)
         self.stmts: dict = {}  # id(stmt) -> StmtInfo
         self.scopes: dict = {id(tree): self.module_scope}  # id(def/class node) -> Scope
@@ -150,9 +151,12 @@ class Bindings:
 
     def _build(self, body: list, scope: Scope, guards: tuple) -> None:
         exit_guards: tuple = ()
+        record = self._record
         for stmt in body:
             g = guards + exit_guards
             self.stmts[id(stmt)] = StmtInfo(scope, g)
+            if record is not None:
+                record(stmt, scope.node)
             self._stmt(stmt, scope, g)
             if isinstance(stmt, ast.If) and _ends_in_jump(stmt.body) and not stmt.orelse:
                 exit_guards = exit_guards + (Guard(stmt.test, False, "exit", stmt),)
@@ -196,7 +200,6 @@ class Bindings:
             for arg in (a.vararg, a.kwarg):
                 if arg is not None:
                     fscope.bindings.setdefault(arg.arg, []).append(Binding(arg.arg, "param", stmt, None, fscope))
-            self._prescan_declarations(stmt.body, fscope)
             self._build(stmt.body, fscope, ())
         elif cls is ast.ClassDef:
             self._bind(scope, stmt.name, "class", stmt, stmt)
@@ -230,7 +233,7 @@ class Bindings:
         elif cls is ast.Return:
             if stmt.value is not None and scope.kind == "function":
                 scope.returns.append(stmt.value)
-        elif cls is ast.Global:
+        elif cls is ast.Global:  # Python requires it before any use of the names in the scope
             scope.globals.update(stmt.names)
         elif cls is ast.Nonlocal:
             scope.nonlocals.update(stmt.names)
@@ -245,20 +248,6 @@ class Bindings:
         parent.children.append(sc)
         self.scopes[id(stmt)] = sc
         return sc
-
-    @staticmethod
-    def _prescan_declarations(body: list, scope: Scope) -> None:
-        """``global``/``nonlocal`` apply to the whole function: read them before binding."""
-        stack = list(body)
-        while stack:
-            s = stack.pop()
-            if isinstance(s, ast.Global):
-                scope.globals.update(s.names)
-            elif isinstance(s, ast.Nonlocal):
-                scope.nonlocals.update(s.names)
-            elif not isinstance(s, _FUNC + (ast.ClassDef,)):
-                for name in ("body", "orelse", "finalbody", "handlers"):
-                    stack.extend(getattr(s, name, ()) or ())
 
     # ------------------------------------------------------------------ queries
     def info(self, stmt: ast.AST) -> Optional[StmtInfo]:

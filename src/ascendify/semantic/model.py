@@ -20,7 +20,7 @@ class SemanticModel:
     def __init__(self, tree: ast.Module, fctx):
         self.tree = tree
         self.fctx = fctx
-        self.bindings = Bindings(tree)
+        self.bindings = getattr(fctx, "bindings", None) or Bindings(tree)
         self._calls: Optional[dict] = None
         self.values = DeviceValues(self.bindings, fctx.qualname, fctx.arg_defaults, self.calls_of)
         self.branches = Branches(self.bindings, self.values, fctx.qualname)
@@ -41,7 +41,8 @@ class SemanticModel:
         """Calls in this file of a function or method named ``name`` (``f(...)``, ``self.f(...)``, ``obj.f(...)``)."""
         if self._calls is None:
             calls: dict = {}
-            for n in ast.walk(self.tree):
+            every = getattr(self.fctx, "all_calls", None)
+            for n in every if every is not None else ast.walk(self.tree):
                 if n.__class__ is ast.Call:
                     f = n.func
                     if f.__class__ is ast.Name:

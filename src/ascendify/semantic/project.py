@@ -54,10 +54,10 @@ def _atoms(value: frozenset) -> list:
     return sorted([a[0], a[1]] for a in value if a[0] != dv.UNKNOWN)
 
 
-def _imports(tree: ast.Module) -> dict:
+def _imports(ctx) -> dict:
     """local name → [module, name or "", level] for every import (any scope; the last one wins)."""
     out: dict = {}
-    for node in ast.walk(tree):
+    for node in ctx.import_nodes:
         if isinstance(node, ast.ImportFrom):
             for a in node.names:
                 if a.name != "*":
@@ -83,8 +83,10 @@ def _root_local(node: ast.AST) -> Optional[tuple]:
 def summarize(ctx, findings: list) -> dict:
     """The summary of one analysed file (``ctx`` is its RuleContext after the walk)."""
     tree = ctx.tree
-    model = ctx.model
-    imports = _imports(tree)
+    imports = _imports(ctx)
+    every_call = getattr(ctx, "all_calls", None)
+    if every_call is None:
+        every_call = [n for n in ast.walk(tree) if n.__class__ is ast.Call]
     # functions and classes with their line ranges (module level and methods of module-level classes)
     defs: list = []
     for st in tree.body:
@@ -96,40 +98,46 @@ def summarize(ctx, findings: list) -> dict:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     defs.append((f"{st.name}.{m.name}", m, st.name))
     work: dict = {}
+    spans = [(node.lineno, node.end_lineno or node.lineno, name) for name, node, _kind in defs]
     for f in findings:
         if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES):
             continue
-        for name, node, _kind in defs:
-            if node.lineno <= f.line <= (node.end_lineno or node.lineno):
-                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message.split(" — ")[0][:160]])
+        for start, end, name in spans:
+            if start <= f.line <= end:
+                items = work.setdefault(name, [])
+                if len(items) < MAX_RELATED:
+                    items.append([f.code, f.line, f.col, f.severity, f.message.split(" — ")[0][:160]])
     functions: dict = {}
     classes: dict = {}
     local_names = {name for name, _n, kind in defs if kind is None}
+    # calls of other project functions (imported names, or this module's functions), by enclosing def
+    def_names = {id(node): name for name, node, kind in defs if kind != "class"}
+    calls_by_def: dict = {}
+    for n in every_call:
+        r = _root_local(n.func)
+        if r is None:
+            continue
+        root, rest = r
+        if root in imports:
+            mod, nm, lvl = imports[root]
+            ref = _ref(mod, nm, lvl, rest)
+        elif root in local_names and not rest:
+            ref = "." + "\0" + root  # same module
+        else:
+            continue
+        p = getattr(n, "_asc_parent", None)
+        while p is not None:
+            owner = def_names.get(id(p))
+            if owner is not None:
+                calls_by_def.setdefault(owner, set()).add(ref)
+                break
+            p = getattr(p, "_asc_parent", None)
     for name, node, kind in defs:
         entry = {"line": node.lineno, "col": node.col_offset, "work": work.get(name, [])[:MAX_RELATED], "calls": []}
         if kind == "class":
             classes[name] = entry
             continue
-        # calls of other project functions: imported names or local module-level functions
-        calls = set()
-        for n in ast.walk(node):
-            if n.__class__ is ast.Call:
-                r = _root_local(n.func)
-                if r is None:
-                    continue
-                root, rest = r
-                if root in imports:
-                    mod, nm, lvl = imports[root]
-                    calls.add(_ref(mod, nm, lvl, rest))
-                elif root in local_names and not rest:
-                    calls.add("." + "\0" + root)  # same module
-        entry["calls"] = sorted(calls)
-        sc = model.bindings.scopes.get(id(node))
-        if sc is not None and sc.returns:
-            vals: frozenset = frozenset()
-            for r in sc.returns:
-                vals = vals | model.device_of(r)
-            entry["returns"] = _atoms(vals)
+        entry["calls"] = sorted(calls_by_def.get(name, ()))
         functions[name] = entry
     # a class's work: the work of its methods
     for name, entry in classes.items():
@@ -146,13 +154,10 @@ def summarize(ctx, findings: list) -> dict:
                 constants[name] = {"str": v.value, "span": _span(ctx, v)}
             elif isinstance(v, ast.Constant) and isinstance(v.value, int) and not isinstance(v.value, bool):
                 constants[name] = {"int": v.value, "span": _span(ctx, v)}
-    uses = _uses(ctx, imports)
-    noqa = {}
-    for i, line in enumerate(ctx.lines, 1):
-        if "noqa" in line.lower():
-            noqa[i] = 1
+    uses = _uses(ctx, imports, every_call)
+    noqa = [i for i, line in enumerate(ctx.lines, 1) if "noqa" in line or "NOQA" in line] if "noqa" in ctx.text.lower() else []
     return {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
-            "uses": uses, "noqa": sorted(noqa)}
+            "uses": uses, "noqa": noqa}
 
 
 def _ref(mod: str, name: str, level: int, rest: str) -> str:
@@ -161,13 +166,13 @@ def _ref(mod: str, name: str, level: int, rest: str) -> str:
     return ("." * level) + "\0" + full if level else full
 
 
-def _uses(ctx, imports: dict) -> list:
+def _uses(ctx, imports: dict, every_call: list) -> list:
     """Calls of imported names, and imported names reaching backend/device sinks."""
     out: list = []
     seen: set = set()
-    for n in ast.walk(ctx.tree):
-        if n.__class__ is not ast.Call:
-            continue
+    if not imports:
+        return out
+    for n in every_call:
         r = _root_local(n.func)
         if r is not None and r[0] in imports:
             mod, nm, lvl = imports[r[0]]
