@@ -370,7 +370,7 @@ class Branches:
                     ctx.intent, ctx.intent_lib = True, ctx.intent_lib or lib
                 continue
             eff = t.value if g.polarity else (None if t.value is None else not t.value)
-            if t.kind == "npu" and eff is True:
+            if t.kind == "npu":  # the NPU branch, or the other side of a test for it: code that dispatches per device
                 ctx.npu_aware = True
             elif t.kind == "cuda":
                 if eff is False:
@@ -442,8 +442,13 @@ class Branches:
                                 for root, libname in roots.items():
                                     if m == root or m.startswith(root + "."):
                                         lib = libname
-                        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in words:
-                            lib = words[n.value]
+                        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                            if n.value in words:
+                                lib = words[n.value]
+                            elif isinstance(s, ast.Raise) or len(n.value) > 12:  # "xformers needs a CUDA device"
+                                m = _word_pattern().search(n.value)
+                                if m:
+                                    lib = words.get(m.group(1)) or next((v for k, v in roots.items() if k == m.group(1)), "")
                         elif isinstance(n, ast.Attribute) and n.attr in words:
                             lib = words[n.attr]
                         if lib:
@@ -452,6 +457,14 @@ class Branches:
                         break
         self._intent_body[key] = lib
         return lib
+
+
+@lru_cache(maxsize=1)
+def _word_pattern():
+    """Whole-word library names (longer than 3 characters) inside a message string."""
+    _avail, roots, words, _p = _intent_index()
+    names = sorted({w for w in list(words) + [r for r in roots if "." not in r] if len(w) > 3 and w.isidentifier()}, key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else re.compile(r"(?!x)x")
 
 
 def _mentions_npu(test: ast.AST) -> bool:

@@ -326,6 +326,42 @@ class DeviceValues:
                         return out
         return _U
 
+    def sources(self, node: Optional[ast.AST], depth: int = 0) -> list:
+        """The literal expressions ``node`` can evaluate to, through names (their bindings),
+        ``self.``/object attribute stores, argparse defaults, conditional expressions and
+        ``x or default``; e.g. the ``"nccl"`` of ``backend = "nccl" if use_gpu else "gloo"`` or of
+        ``args.backend = "nccl"``.  Non-literal leaves are left out."""
+        if node is None or depth > _MAX_DEPTH:
+            return []
+        cls = node.__class__
+        if cls is ast.Constant:
+            return [node]
+        if cls is ast.IfExp:
+            return self.sources(node.body, depth + 1) + self.sources(node.orelse, depth + 1)
+        if cls is ast.BoolOp:
+            out: list = []
+            for v in node.values:
+                out += self.sources(v, depth + 1)
+            return out
+        if cls is ast.Name:
+            out = []
+            for bnd in self.b.resolve(node):
+                if bnd.kind == "assign" and bnd.value is not None and bnd.value is not node:
+                    out += self.sources(bnd.value, depth + 1)
+            return out
+        if cls is ast.Attribute and isinstance(node.value, ast.Name) and self.qualname(node) is None:
+            out = []
+            cls_node = self._self_class_of(node.value)
+            stores = self.b.self_stores.get((id(cls_node), node.attr), ()) if cls_node is not None else ()
+            for val, _stmt in list(stores) + list(self.b.attr_stores.get((node.value.id, node.attr), ())):
+                if val is not None:
+                    out += self.sources(val, depth + 1)
+            ad = self.arg_defaults.get(node.attr)
+            if ad is not None and cls_node is None:
+                out += self.sources(ad.node, depth + 1)
+            return out
+        return []
+
     def _env(self, node: ast.Call) -> frozenset:
         key = node.args[0] if node.args else None
         if isinstance(key, ast.Constant) and key.value in RANK_ENV:

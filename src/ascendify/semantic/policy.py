@@ -101,6 +101,10 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
             out.append(f)
             continue
         c = model.context(node)
+        if not c.intent:
+            lib = _guarded_intent(node, model)
+            if lib:
+                c.intent, c.intent_lib = True, lib
         contexts[id(f)] = c
         if c.npu_aware or c.other:
             continue
@@ -123,6 +127,9 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
         if c.dead and c.dead_origin is not None:
             groups.setdefault(id(c.dead_origin), (c.dead_origin, []))[1].append(f)
         out.append(f)
+    for f in out:
+        if f.code.startswith("EXT") and id(f) in contexts:
+            f._keep = True  # EXT findings say themselves what a guard means for them
     if not groups:
         return out
     for origin, body in groups.values():
@@ -153,7 +160,26 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
     return out
 
 
+def _guarded_intent(node: ast.AST, model) -> str:
+    """The CUDA-only library an ``if`` exists for, when ``node`` is (in) that ``if``'s test:
+    ``if x.device.type != "cuda": raise ValueError("xformers needs a CUDA device")``."""
+    from ascendify.semantic.bindings import Guard
+
+    child, p = node, getattr(node, "_asc_parent", None)
+    while p is not None and not isinstance(p, ast.stmt):
+        child, p = p, getattr(p, "_asc_parent", None)
+    if not isinstance(p, ast.If) or p.test is not child:
+        return ""
+    for polarity in (True, False):
+        lib = model.branches._intent_of_branch(Guard(p.test, polarity, "if", p))
+        if lib:
+            return lib
+    return ""
+
+
 def _dead(f: Finding, line: int, tail: str) -> None:
+    if getattr(f, "_keep", False):
+        return
     if f.severity != "info":
         f.severity = "info"
     f.message += f" — dead code on an Ascend host: under the CUDA-only test at line {line}{tail}"

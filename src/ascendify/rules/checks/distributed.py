@@ -96,10 +96,12 @@ def nccl_backend(node: ast.Call, ctx) -> None:
     if val is None:
         return
     src = _backend_source(val, ctx)
-    if src is None:
-        return
     is_enum = isinstance(src, ast.Attribute) and ctx.qualname(src) in _BACKEND_NCCL
     if not is_enum and not (isinstance(src, ast.Constant) and _is_nccl_str(src.value)):
+        # through the model: a conditional choice (`"nccl" if use_gpu else "gloo"`), `args.backend = "nccl"`
+        for lit in ctx.model.values.sources(val):
+            if isinstance(lit, ast.Constant) and _is_nccl_str(lit.value) and not _nccl_or_fallback(parent(lit), ctx):
+                _report_literal(lit, ctx, name, node)
         return
     where = "" if src is val else f" (flows into `{name}` at line {node.lineno})"
     argdef = ctx.arg_default_for(val)
@@ -126,6 +128,29 @@ def nccl_backend(node: ast.Call, ctx) -> None:
             # "cpu:gloo,cuda:nccl" also asked for gloo on CPU tensors: dropping that needs review
             f_ = fix(ctx.replace(src, text), pre, safe=not mixed, operation="use the default backend of the current accelerator")
     ctx.report(src, f_, what=what, value="Backend.NCCL" if is_enum else repr(src.value), where=where)
+
+
+def _nccl_or_fallback(ifexp: ast.AST, ctx) -> bool:
+    """``"nccl" if dist.is_nccl_available() else "gloo"``: DST002's (it rewrites the whole choice)."""
+    if not isinstance(ifexp, ast.IfExp):
+        return False
+    t = ifexp.test
+    return isinstance(t, ast.Call) and (ctx.call_name(t) or "").endswith("is_nccl_available")
+
+
+def _report_literal(lit: ast.Constant, ctx, name: str, call: ast.Call) -> None:
+    """DST001 at a backend literal found through the model, with the same fixes as a direct one."""
+    mixed = lit.value.strip().lower() != "nccl"
+    f_ = None
+    if _plain_string(lit):
+        if ctx.settings.target == "npu":
+            f_ = fix(ctx.replace_string(lit, _hccl_value(lit.value)), ctx.add_import(), operation="use the HCCL backend")
+        else:
+            ab = _agnostic_backend(ctx)
+            if ab is not None:
+                pre, text = ab
+                f_ = fix(ctx.replace(lit, text), pre, safe=not mixed, operation="use the default backend of the current accelerator")
+    ctx.report(lit, f_, what="backend", value=repr(lit.value), where=f" (flows into `{name}` at line {call.lineno})")
 
 
 @file_check("DST001")

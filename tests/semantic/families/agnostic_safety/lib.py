@@ -1,0 +1,35 @@
+"""What the agnostic target must keep: behaviour on CPU, CUDA and MPS."""
+from .utils import is_torch_available
+
+if is_torch_available():
+    import torch
+    import torch.distributed as dist
+
+
+def place(model, local_rank):
+    device = torch.device("cuda", local_rank)  # expect: DEV003
+    model.cuda(device)  # expect: DEV001
+    return device
+
+
+def autocast_dtype():
+    try:
+        return torch.get_autocast_dtype("cuda")  # expect: DEV024
+    except AttributeError:
+        return torch.get_autocast_gpu_dtype()  # expect: AMP005
+
+
+def bf16_ok():
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()  # expect: DEV007, DEV009
+
+
+def reserved():
+    return torch.cuda.memory_reserved() if torch.cuda.is_available() else 0  # expect: DEV007, DEV010
+
+
+def amp_type(device):
+    device_type = "cuda" if "cuda" in device else "cpu"  # expect: DEV024, DEV023
+    return torch.autocast(device_type=device_type)
+
+
+CAPABLE = ("cuda", "xpu")  # expect: DEV024

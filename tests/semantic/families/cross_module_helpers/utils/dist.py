@@ -1,0 +1,23 @@
+import torch
+import torch.distributed as dist
+
+
+def setup_distributed(rank):
+    dist.init_process_group("nccl", rank=rank)  # expect: DST001, DST004
+    torch.cuda.set_device(rank)  # expect: DEV008
+
+
+def _sync():
+    torch.cuda.synchronize()  # expect: DEV008
+
+
+def train_step(model, batch, opt):
+    loss = model(batch).sum()
+    loss.backward()
+    opt.step()
+    _sync()
+    return loss
+
+
+def plain_helper(x):
+    return x * 2

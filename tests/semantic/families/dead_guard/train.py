@@ -1,0 +1,43 @@
+"""Code under a CUDA-only test is dead on an Ascend host: the test is the finding."""
+import torch
+
+
+def setup(model):
+    if torch.cuda.is_available():  # expect: DEV007
+        model = model.cuda()  # expect: DEV001
+        torch.cuda.synchronize()  # expect: DEV008
+    return model
+
+
+def gated(model):
+    # the branch calls an API with no NPU counterpart fixed safely: the test is left alone too
+    if torch.cuda.is_available():  # expect: DEV007
+        major, _minor = torch.cuda.get_device_capability()  # expect: DEV009
+        model = model.cuda()  # expect: DEV001
+    return model
+
+
+def early_exit(x):
+    if not torch.cuda.is_available():  # expect: DEV007
+        return x
+    return x.cuda()  # expect: DEV001
+
+
+def on_device(x, device):
+    if device.type == "cuda":  # expect: DEV023
+        torch.cuda.synchronize()  # expect: DEV008
+    return x
+
+
+class Runner:
+    def __init__(self):
+        self.use_cuda = torch.cuda.is_available()  # expect: DEV007
+
+    def step(self, x):
+        if self.use_cuda:
+            x = x.cuda()  # expect: DEV001
+        return x
+
+
+def either(x):
+    return x.cuda() if torch.cuda.is_available() else x  # expect: DEV001, DEV007

@@ -1,0 +1,21 @@
+import torch
+import torch.nn as nn
+
+
+class Loss(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.a, self.b = a, b
+
+
+criterion = Loss(
+    0.5,
+    2,
+).cuda()  # expect: DEV001
+scale = torch.cuda.get_device_properties(  # expect: DEV009
+    0,
+).total_memory
+buf = torch.zeros(
+    8,
+    device="cuda",  # expect: DEV004
+)

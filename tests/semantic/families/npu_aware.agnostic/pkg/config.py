@@ -1,0 +1,5 @@
+"""A config module without torch: no import torch_npu goes here."""
+import torch
+
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEFAULTS = {"device": DEVICE_TYPE, "batch_size": 8}  # expect: DEV024

@@ -1,0 +1,2 @@
+"""A config module without torch: no import torch_npu goes here."""
+DEFAULTS = {"device": "cuda", "batch_size": 8}  # expect: DEV024
