@@ -112,6 +112,13 @@ def render_sarif(findings: list[Finding]) -> str:
         if f.cell is not None:
             res["properties"]["cell"] = f.cell
             res["properties"]["cellLine"] = f.cell_line
+        if f.related:  # cross-file findings: the helper's findings, the constant's definition
+            res["relatedLocations"] = [
+                {"id": i, "physicalLocation": {"artifactLocation": {"uri": uri_path(r["path"]), "uriBaseId": "%SRCROOT%"},
+                                               "region": {"startLine": r["line"], "startColumn": r["col"] + 1}},
+                 "message": {"text": r["message"]}}
+                for i, r in enumerate(f.related)
+            ]
         results.append(res)
     log = {
         "$schema": SARIF_SCHEMA,

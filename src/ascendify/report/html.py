@@ -157,7 +157,7 @@ def render_site(report: dict[str, Any], out_dir: str, source_base: str = ".") ->
         for d in per_file.get(f["path"], []):
             by_line.setdefault(d["line"], []).append(d)
         source = _read_source(f["path"], source_base)
-        html = tpl.render(report=report, root="../", file=f, source=source, by_line=by_line)
+        html = tpl.render(report=report, root="../", file=f, source=source, by_line=by_line, file_pages=file_pages)
         atomic_write(os.path.join(out_dir, f["page"]), html.encode("utf-8"))
 
     rules = load_rules()
