@@ -223,8 +223,11 @@ def _torch_cuda_uses(tree: ast.AST) -> list:
 # torch.cuda calls that have no CPU-safe torch.accelerator form in torch 2.13 (the accelerator
 # versions raise without an accelerator, the CUDA ones quietly return 0/False): the agnostic fix
 # leaves them, and the scan must keep reporting them for a person (DEV009/DEV010).
+# torch.cuda.is_available stays where its branch keeps CUDA-only code (the fix policy leaves such a
+# guard alone rather than make its body live): the bf16 test before is_bf16_supported, and the
+# onnxruntime CUDA-provider choice in export.py (CUDA-only by intent).
 MANUAL_IN_AGNOSTIC = {"torch.cuda.is_bf16_supported", "torch.cuda.empty_cache",
-                      "torch.cuda.max_memory_allocated", "torch.cuda.memory_allocated"}
+                      "torch.cuda.max_memory_allocated", "torch.cuda.memory_allocated", "torch.cuda.is_available"}
 
 
 def test_agnostic_copy_is_device_agnostic_code(agnostic_copy):
@@ -247,7 +250,14 @@ def test_agnostic_copy_is_device_agnostic_code(agnostic_copy):
     for f in found:
         rel = os.path.relpath(os.path.abspath(f.path), agnostic_copy).replace(os.sep, "/")
         reported.add((f"{rel} cell {f.cell}", f.cell_line) if f.cell else (rel, f.line))
-    unreported = [x for x in left if (x[0], x[1]) not in reported]
+    # the CUDA branch of code that already dispatches per device (an NPU branch beside it) is left
+    # alone and unreported on purpose: trainer/utils.py release_cached_memory()
+    aware = set()
+    for node in ast.walk(ast.parse(sources["trainer/utils.py"])):
+        if isinstance(node, ast.FunctionDef) and node.name == "release_cached_memory":
+            aware = {("trainer/utils.py", n) for n in range(node.lineno, node.end_lineno + 1)}
+    assert aware, "the NPU-aware planted function is missing"
+    unreported = [x for x in left if (x[0], x[1]) not in reported and (x[0], x[1]) not in aware]
     assert not unreported, f"torch.cuda left in the agnostic copy without a finding: {unreported}"
     engine = sources["trainer/engine.py"]
     assert re.search(r"^DEVICE_TYPE = ", engine, re.M), "engine.py has no module-level DEVICE_TYPE"

@@ -22,6 +22,12 @@ def init_distributed(args):
     return True, rank, world_size
 
 
+def barrier_tensor():
+    """A one-element tensor on this process's GPU, for a cheap all-reduce barrier."""
+    local_gpu = int(os.environ.get("LOCAL_RANK", 0)) % max(torch.cuda.device_count(), 1)
+    return torch.zeros(1, device=local_gpu)
+
+
 def is_main_process():
     return not dist.is_initialized() or dist.get_rank() == 0
 

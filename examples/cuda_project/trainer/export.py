@@ -29,6 +29,18 @@ def export_onnx(model, path, image_size, device, opset=17):
     return path
 
 
+def check_onnx(path, image_size):
+    """Run the exported model once with onnxruntime, on the GPU provider when there is a GPU."""
+    import numpy as np
+    import onnxruntime as ort
+
+    cuda = torch.cuda.is_available()
+    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if cuda else ["CPUExecutionProvider"]
+    session = ort.InferenceSession(path, providers=providers)
+    x = np.zeros((1, 3, image_size, image_size), dtype=np.float32)
+    return session.run(None, {session.get_inputs()[0].name: x})[0].shape
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkpoint")

@@ -64,6 +64,16 @@ class Throughput:
         return n_images / max(elapsed, 1e-9)
 
 
+def release_cached_memory(device):
+    """Give cached blocks back on whichever accelerator the run uses."""
+    if device.type == "xpu":
+        torch.xpu.empty_cache()
+    elif hasattr(torch, "npu") and device.type == "npu":
+        torch.npu.empty_cache()
+    elif device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
 def reset_memory_stats(device):
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)

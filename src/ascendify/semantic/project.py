@@ -39,6 +39,9 @@ _NOT_PROJECT = frozenset({"torch", "torch_npu", "numpy", "os", "sys", "math", "r
                           "diffusers", "timm", "torchvision", "deepspeed", "lightning", "pytorch_lightning", "tqdm",
                           "PIL", "cv2", "scipy", "pandas", "yaml", "wandb", "tensorboard", "onnx", "onnxruntime",
                           "apex", "einops", "huggingface_hub", "safetensors", "datasets", "sklearn", "matplotlib"})
+_NOT_WORK = frozenset({"DEV018", "DEV019", "DEV020", "DEV021", "DEV022", "DEV024", "DST003", "DST004", "MEM005", "IMP002"})
+"""Findings that are values or settings written in a function (flags, env-var names, device strings),
+not CUDA work it does: they do not make its callers' call sites findings."""
 _BACKEND_CALLS = {"torch.distributed.init_process_group": 0, "torch.distributed.new_group": 2}
 MAX_RELATED = 5
 
@@ -100,13 +103,16 @@ def summarize(ctx, findings: list) -> dict:
     work: dict = {}
     spans = [(node.lineno, node.end_lineno or node.lineno, name) for name, node, _kind in defs]
     for f in findings:
-        if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES):
+        if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES) or f.code in _NOT_WORK:
             continue
+        if _is_option_default(ctx.finding_nodes.get(id(f))):
+            continue  # an argparse default is a value the function returns, not work it does
         for start, end, name in spans:
             if start <= f.line <= end:
-                items = work.setdefault(name, [])
-                if len(items) < MAX_RELATED:
-                    items.append([f.code, f.line, f.col, f.severity, f.message.split(" — ")[0][:160]])
+                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message.split(" — ")[0][:160]])
+    for name, items in work.items():  # the worst first, then in file order
+        items.sort(key=lambda w: (-severity_rank(w[3]), w[1], w[2]))
+        del items[MAX_RELATED:]
     functions: dict = {}
     classes: dict = {}
     local_names = {name for name, _n, kind in defs if kind is None}
@@ -158,6 +164,14 @@ def summarize(ctx, findings: list) -> dict:
     noqa = [i for i, line in enumerate(ctx.lines, 1) if "noqa" in line or "NOQA" in line] if "noqa" in ctx.text.lower() else []
     return {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
             "uses": uses, "noqa": noqa}
+
+
+def _is_option_default(node) -> bool:
+    p = getattr(node, "_asc_parent", None) if node is not None else None
+    if isinstance(p, ast.keyword) and p.arg == "default":
+        call = getattr(p, "_asc_parent", None)
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"
+    return False
 
 
 def _ref(mod: str, name: str, level: int, rest: str) -> str:
@@ -363,7 +377,7 @@ def join(summaries: dict, settings, rules: dict) -> list:
                 if not items:
                     continue
                 sev = max((w[3] for _r, w in items), key=severity_rank)
-                first_rel, first = items[0]
+                first_rel, first = next((r, w) for r, w in items if w[3] == sev)
                 outcome = "fails there" if sev == "error" else "is silently wrong there"
                 msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {first[4]}"
                        f"; on an Ascend host this step {outcome} (fix it in {first_rel})")

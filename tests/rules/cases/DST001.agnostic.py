@@ -28,3 +28,5 @@ def setup(rank, world_size):
     dist.init_process_group(backend=os.environ.get("BACKEND", dist.get_default_backend_for_device(DEVICE_TYPE)))  # expect: DST001
     group = dist.new_group([0, 1], None, dist.get_default_backend_for_device(DEVICE_TYPE))  # expect: DST001
     return group
+mode = dist.get_default_backend_for_device(DEVICE_TYPE) if args.backend else "gloo"  # expect: DST001
+dist.init_process_group(backend=mode)  # one of two values is NCCL: the model follows both

@@ -26,3 +26,5 @@ def setup(rank, world_size):
     dist.init_process_group(backend=os.environ.get("BACKEND", 'nccl'))  # expect: DST001
     group = dist.new_group([0, 1], None, "cpu:gloo,cuda:nccl")  # expect: DST001
     return group
+mode = "nccl" if args.backend else "gloo"  # expect: DST001
+dist.init_process_group(backend=mode)  # one of two values is NCCL: the model follows both

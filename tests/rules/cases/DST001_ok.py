@@ -13,8 +13,6 @@ dist.init_process_group()
 dist.new_group([0, 1])
 dist.new_group([0, 1], backend="cpu:gloo,npu:hccl")
 print("nccl")
-mode = "nccl" if args.backend else "gloo"
-dist.init_process_group(backend=mode)  # two possible values: not resolved
 
 
 def init_process_group(backend):  # a local function of the same name
