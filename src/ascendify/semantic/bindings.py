@@ -67,10 +67,18 @@ class Guard:
     handlers: tuple = ()  # exception names, for "try"/"except"
 
 
-@dataclass(eq=False)
-class StmtInfo:
-    scope: Scope
-    guards: tuple  # outermost first
+class StmtInfo(tuple):
+    """(scope, guards outermost first) of one statement: a tuple, as there is one per statement."""
+
+    __slots__ = ()
+
+    @property
+    def scope(self) -> Scope:
+        return self[0]
+
+    @property
+    def guards(self) -> tuple:
+        return self[1]
 
 
 def _handler_names(h: ast.ExceptHandler) -> tuple:
@@ -83,6 +91,26 @@ def _handler_names(h: ast.ExceptHandler) -> tuple:
         elif isinstance(it, ast.Attribute):
             out.append(it.attr)
     return tuple(out) or ("BaseException",)
+
+
+_SKIP_IF = frozenset({"skipIf", "skipif"})
+_SKIP_UNLESS = frozenset({"skipUnless"})
+
+
+def _decorator_guards(fn: ast.AST) -> tuple:
+    """``@unittest.skipIf(cond, ...)`` / ``@pytest.mark.skipif(cond, ...)``: the body runs only when
+    ``cond`` is false; ``@unittest.skipUnless(cond, ...)``: only when it is true."""
+    out = []
+    for d in fn.decorator_list:
+        if not (isinstance(d, ast.Call) and d.args):
+            continue
+        f = d.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name in _SKIP_IF:
+            out.append(Guard(d.args[0], False, "if", d))
+        elif name in _SKIP_UNLESS:
+            out.append(Guard(d.args[0], True, "if", d))
+    return tuple(out)
 
 
 def _ends_in_jump(body: list) -> bool:
@@ -154,7 +182,7 @@ class Bindings:
         record = self._record
         for stmt in body:
             g = guards + exit_guards
-            self.stmts[id(stmt)] = StmtInfo(scope, g)
+            self.stmts[id(stmt)] = StmtInfo((scope, g))
             if record is not None:
                 record(stmt, scope.node)
             self._stmt(stmt, scope, g)
@@ -200,7 +228,7 @@ class Bindings:
             for arg in (a.vararg, a.kwarg):
                 if arg is not None:
                     fscope.bindings.setdefault(arg.arg, []).append(Binding(arg.arg, "param", stmt, None, fscope))
-            self._build(stmt.body, fscope, ())
+            self._build(stmt.body, fscope, _decorator_guards(stmt))
         elif cls is ast.ClassDef:
             self._bind(scope, stmt.name, "class", stmt, stmt)
             cscope = self._child_scope("class", stmt, scope)
@@ -224,7 +252,7 @@ class Bindings:
             names = tuple(n for h in stmt.handlers for n in _handler_names(h))
             self._build(stmt.body, scope, guards + (Guard(None, True, "try", stmt, names),))
             for h in stmt.handlers:
-                self.stmts[id(h)] = StmtInfo(scope, guards)
+                self.stmts[id(h)] = StmtInfo((scope, guards))
                 if h.name:
                     self._bind(scope, h.name, "except", h, None)
                 self._build(h.body, scope, guards + (Guard(None, True, "except", h, _handler_names(h)),))

@@ -81,6 +81,8 @@ def _intent_index() -> tuple:
             words[s] = lib["name"]
         for s in lib.get("api", ()):
             words[s] = lib["name"]
+        for s in lib.get("markers", ()):  # names that mark a branch only (cuda_build)
+            words[s] = lib["name"]
     pattern = re.compile("|".join(sorted((re.escape(w) for w in set(words) | set(roots)), key=len, reverse=True))) if words or roots else None
     return avail, roots, words, pattern
 
@@ -133,10 +135,11 @@ class Context:
 
 
 class Branches:
-    def __init__(self, bindings: Bindings, values: DeviceValues, qualname):
+    def __init__(self, bindings: Bindings, values: DeviceValues, qualname, lines: Optional[list] = None):
         self.b = bindings
         self.values = values
         self.qualname = qualname
+        self.lines = lines  # the file's lines: a text pre-check before walking a branch
         self._truth: dict = {}
         self._ctx: dict = {}
         self._intent_body: dict = {}
@@ -419,6 +422,11 @@ class Branches:
             return hit
         pattern = _intent_index()[3]
         lib = ""
+        if pattern is not None and self.lines is not None:
+            node = g.node
+            text = "".join(self.lines[node.lineno - 1: getattr(node, "end_lineno", node.lineno) or node.lineno])
+            if pattern.search(text) is None:  # no library name anywhere in the `if`: nothing to walk
+                pattern = None
         if pattern is not None:
             words = _intent_index()[2]
             roots = _intent_index()[1]

@@ -23,7 +23,7 @@ class SemanticModel:
         self.bindings = getattr(fctx, "bindings", None) or Bindings(tree)
         self._calls: Optional[dict] = None
         self.values = DeviceValues(self.bindings, fctx.qualname, fctx.arg_defaults, self.calls_of)
-        self.branches = Branches(self.bindings, self.values, fctx.qualname)
+        self.branches = Branches(self.bindings, self.values, fctx.qualname, getattr(fctx, "lines", None))
 
     # ------------------------------------------------------------------ queries
     def device_of(self, node: Optional[ast.AST]) -> frozenset:

@@ -100,6 +100,13 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
             f.message += ' — a device-keyed table: add an "npu" entry (the "cuda" one stays)'
             out.append(f)
             continue
+        if _in_decorator(node):  # a test's skip condition or parameters: about the test machine, left as written
+            f.fix = None
+            if f.severity in ("error", "silent"):
+                f.severity = "info"
+            f.message += " — in a decorator (a test's skip condition or parameters): left as written"
+            out.append(f)
+            continue
         c = model.context(node)
         if not c.intent:
             lib = _guarded_intent(node, model)
@@ -158,6 +165,29 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
                     g.fix = None
                     g.message += f" — left as written: its branch still has CUDA code with no automatic fix ({bad.code} at line {bad.line})"
     return out
+
+
+TEST_DECORATORS = frozenset({"skipIf", "skipUnless", "skipif", "skip", "xfail", "parametrize", "param", "expectedFailure",
+                             "requires_cuda", "require_torch_gpu", "require_torch_accelerator", "slow"})
+
+
+def test_decorator(d: ast.AST) -> bool:
+    """``@unittest.skipIf(...)``, ``@pytest.mark.parametrize(...)``, ``@pytest.mark.skipif(...)``: a test's
+    conditions and data (not code such as ``@torch.amp.custom_fwd(device_type="cuda")``)."""
+    f = d.func if isinstance(d, ast.Call) else d
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name in TEST_DECORATORS
+
+
+def _in_decorator(node: ast.AST) -> bool:
+    child, p = node, getattr(node, "_asc_parent", None)
+    while p is not None:
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return any(child is d and test_decorator(d) for d in p.decorator_list)
+        if isinstance(p, ast.stmt):
+            return False
+        child, p = p, getattr(p, "_asc_parent", None)
+    return False
 
 
 def _guarded_intent(node: ast.AST, model) -> str:

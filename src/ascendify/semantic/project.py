@@ -119,10 +119,17 @@ def summarize(ctx, findings: list) -> dict:
     # calls of other project functions (imported names, or this module's functions), by enclosing def
     def_names = {id(node): name for name, node, kind in defs if kind != "class"}
     calls_by_def: dict = {}
+    roots: list = []  # (call, (root, rest)) for calls rooted at an imported or module-level name
     for n in every_call:
+        f = n.func
+        while f.__class__ is ast.Attribute:
+            f = f.value
+        if f.__class__ is not ast.Name or (f.id not in imports and f.id not in local_names):
+            continue
         r = _root_local(n.func)
         if r is None:
             continue
+        roots.append((n, r))
         root, rest = r
         if root in imports:
             mod, nm, lvl = imports[root]
@@ -160,8 +167,13 @@ def summarize(ctx, findings: list) -> dict:
                 constants[name] = {"str": v.value, "span": _span(ctx, v)}
             elif isinstance(v, ast.Constant) and isinstance(v.value, int) and not isinstance(v.value, bool):
                 constants[name] = {"int": v.value, "span": _span(ctx, v)}
-    uses = _uses(ctx, imports, every_call)
+    # only what another module can reach matters: functions and classes with work or project calls
+    functions = {k: v for k, v in functions.items() if v["work"] or v["calls"]}
+    classes = {k: v for k, v in classes.items() if v["work"] or v["calls"]}
+    uses = _uses(ctx, imports, every_call, roots)
     noqa = [i for i, line in enumerate(ctx.lines, 1) if "noqa" in line or "NOQA" in line] if "noqa" in ctx.text.lower() else []
+    if not (functions or classes or constants or uses):
+        return {}
     return {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
             "uses": uses, "noqa": noqa}
 
@@ -180,14 +192,22 @@ def _ref(mod: str, name: str, level: int, rest: str) -> str:
     return ("." * level) + "\0" + full if level else full
 
 
-def _uses(ctx, imports: dict, every_call: list) -> list:
+_SINK_NAMES = frozenset({"init_process_group", "new_group", "to", "cuda"})
+
+
+def _uses(ctx, imports: dict, every_call: list, roots: list) -> list:
     """Calls of imported names, and imported names reaching backend/device sinks."""
     out: list = []
     seen: set = set()
     if not imports:
         return out
+    rooted = {id(n): r for n, r in roots}
     for n in every_call:
-        r = _root_local(n.func)
+        r = rooted.get(id(n))
+        f = n.func
+        name = f.attr if f.__class__ is ast.Attribute else f.id if f.__class__ is ast.Name else None
+        if r is None and name not in _SINK_NAMES and not n.keywords:
+            continue
         if r is not None and r[0] in imports:
             mod, nm, lvl = imports[r[0]]
             root_mod = (mod or nm).split(".")[0]
@@ -199,8 +219,7 @@ def _uses(ctx, imports: dict, every_call: list) -> list:
                     tok = func if isinstance(func, ast.Name) else func
                     out.append({"kind": "call", "ref": ref, "span": _span(ctx, n), "tok": _tok(ctx, tok),
                                 "text": ctx.segment(n.func)[:80], "where": _where(ctx, n)})
-        q = ctx.call_name(n)
-        pos = _BACKEND_CALLS.get(q or "")
+        pos = _BACKEND_CALLS.get(ctx.call_name(n) or "") if name in ("init_process_group", "new_group") else None
         if pos is not None:
             val = None
             for k in n.keywords:
@@ -213,7 +232,6 @@ def _uses(ctx, imports: dict, every_call: list) -> list:
                 mod, nm, lvl = imports[rr[0]]
                 out.append({"kind": "backend", "ref": _ref(mod, nm, lvl, rr[1]), "span": _span(ctx, val), "tok": _tok(ctx, val),
                             "text": ctx.segment(val)[:80], "where": _where(ctx, val)})
-        f = n.func
         dev_args = []
         if isinstance(f, ast.Attribute) and f.attr in ("to", "cuda") and n.args:
             dev_args.append(n.args[0])

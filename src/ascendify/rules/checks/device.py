@@ -357,11 +357,15 @@ def _is_data(node: ast.AST) -> bool:
     child = node
     for a in ancestors(node):
         if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return any(child is d for d in a.decorator_list)
+            from ascendify.semantic.policy import test_decorator
+
+            return any(child is d and test_decorator(d) for d in a.decorator_list)
         if isinstance(a, ast.Raise):
             return True
         if isinstance(a, ast.Assert):
             return child is a.msg
+        if isinstance(a, ast.Assign) and isinstance(parent(a), ast.ClassDef) and _is_enum(parent(a)):
+            return True
         if isinstance(a, ast.Call):
             f = a.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -370,6 +374,14 @@ def _is_data(node: ast.AST) -> bool:
         if isinstance(a, ast.stmt):
             return False
         child = a
+    return False
+
+
+def _is_enum(cls: ast.ClassDef) -> bool:
+    for b in cls.bases:
+        name = b.attr if isinstance(b, ast.Attribute) else b.id if isinstance(b, ast.Name) else ""
+        if name.endswith("Enum") or name in ("Flag", "IntFlag"):
+            return True
     return False
 
 
