@@ -96,7 +96,9 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
         if table is not None:  # the NPU never looks the "cuda" key up: add an "npu" entry, keep "cuda"
             if any(isinstance(x, ast.Constant) and x.value == "npu" for x in table[0].keys):
                 continue
-            f.fix = _npu_entry_fix(ctx, table) if f.fix is not None else None
+            # agnostic: no entry — `torch.npu` is evaluated when the dict is built, and it exists only with
+            # torch_npu loaded (an import on a CUDA or CPU machine would fail)
+            f.fix = _npu_entry_fix(ctx, table) if f.fix is not None and ctx.settings.target == "npu" else None
             f.message += ' — a device-keyed table: add an "npu" entry (the "cuda" one stays)'
             out.append(f)
             continue

@@ -19,9 +19,22 @@ from ascendify.scan.finding import Edit
 NAME = "DEVICE_TYPE"
 
 
+def module_torch(ctx) -> Optional[str]:
+    """The name ``torch`` is bound to at module level (also in a top-level ``if``/``try`` block), or None —
+    an ``import torch`` inside functions only does not let a module-level prelude use it."""
+    bindings = getattr(ctx, "bindings", None)
+    if bindings is None:
+        return torch_root(ctx)
+    for name, binds in bindings.module_scope.bindings.items():
+        if any(b.kind == "import" and b.module == "torch" for b in binds):
+            return name
+    return None
+
+
 def prelude(ctx) -> Optional[Edit]:
-    """The ``add_prelude`` edit defining ``DEVICE_TYPE``, or None if ``torch`` is not imported as a module."""
-    t = torch_root(ctx)
+    """The ``add_prelude`` edit defining ``DEVICE_TYPE``, or None if ``torch`` is not imported as a module
+    at module level."""
+    t = module_torch(ctx)
     if t is None:
         return None
     return ctx.add_prelude(

@@ -142,9 +142,20 @@ def agnostic_prelude(ctx) -> Optional[list]:
     pre = agn.prelude(ctx)
     if pre is not None:
         return [pre]
-    if ctx.has_import("torch"):
+    if ctx.has_import("torch") and agn.module_torch(ctx) is None and any(
+            n.__class__ is ast.ImportFrom and (n.module or "").split(".")[0] == "torch" for n in ctx.tree.body):
+        return None  # `from torch import nn` at module level: no `torch` name to use
+    if ctx.has_import("torch") and not _imports_torch_in_functions_only(ctx):
         return None
     return [ctx.add_import("import torch"), agn.prelude(_WithTorch(ctx))]
+
+
+def _imports_torch_in_functions_only(ctx) -> bool:
+    """torch is imported, but only inside functions (a test module doing ``import torch`` per test)."""
+    return agn.module_torch(ctx) is None and not any(
+        isinstance(n, (ast.Import, ast.ImportFrom)) and any((a.name if isinstance(n, ast.Import) else (n.module or "")).split(".")[0] == "torch"
+                                                           for a in n.names)
+        for n in ctx.tree.body)
 
 
 _PLAIN_PARENTS = (ast.If, ast.IfExp, ast.While, ast.BoolOp, ast.Assign, ast.AnnAssign, ast.Return, ast.Assert, ast.keyword, ast.Call, ast.Expr)
@@ -421,6 +432,8 @@ def literal_owner(node: ast.AST, ctx) -> Optional[str]:
         return "skip"  # Literal["cpu", "cuda"]: a type annotation, not a device
     if _is_data(node):
         return "skip"
+    if isinstance(p, ast.Tuple) and isinstance(parent(p), ast.Dict) and any(k is p for k in parent(p).keys):
+        return "skip"  # {("cuda", 8): 2}: a lookup key (expected values per device and capability)
     if isinstance(p, (ast.Tuple, ast.List, ast.Set)) and not isinstance(parent(p), ast.Compare) and device_table(p):
         return "DEV024"
     if isinstance(p, (ast.Tuple, ast.List, ast.Set)) and isinstance(parent(p), ast.Compare):
