@@ -101,3 +101,14 @@ def test_report_links_related_locations(proj, tmp_path):
 ])
 def test_module_names(rel, names):
     assert module_names(rel) == names
+
+
+def test_a_helper_called_from_many_modules_is_a_library_utility(tmp_path):
+    (tmp_path / "util.py").write_text("import torch\n\n\ndef sync():\n    torch.cuda.synchronize()\n")
+    for i in range(9):
+        (tmp_path / f"step{i}.py").write_text("from util import sync\n\n\ndef run():\n    sync()\n")
+    assert not [f for f in _scan_json(tmp_path, "--no-cache") if f["code"] == "DEV026"]
+    for i in range(2, 9):
+        (tmp_path / f"step{i}.py").unlink()
+    found = [f for f in _scan_json(tmp_path, "--no-cache") if f["code"] == "DEV026"]
+    assert sorted(f["path"] for f in found) == ["step0.py", "step1.py"]

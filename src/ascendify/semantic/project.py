@@ -44,6 +44,8 @@ _NOT_WORK = frozenset({"DEV018", "DEV019", "DEV020", "DEV021", "DEV022", "DEV024
 not CUDA work it does: they do not make its callers' call sites findings."""
 _BACKEND_CALLS = {"torch.distributed.init_process_group": 0, "torch.distributed.new_group": 2}
 MAX_RELATED = 5
+MAX_CALLING_MODULES = 8
+"""A helper called from more modules than this gets no DEV026 at its call sites (a library utility)."""
 
 
 # ---------------------------------------------------------------------- per file
@@ -372,6 +374,15 @@ def join(summaries: dict, settings, rules: dict) -> list:
         return []
     index = _Index(summaries)
     work = _transitive_work(index)
+    # a helper called from many modules is a library utility, not a step of a script: its own
+    # findings say what to fix, and a finding at each of hundreds of call sites would be noise
+    callers: dict = {}
+    for rel, s in summaries.items():
+        for use in s["uses"]:
+            if use["kind"] == "call":
+                t = index.target(use["ref"], rel)
+                if t is not None:
+                    callers.setdefault(t, set()).add(rel)
     out: list = []
     for rel, s in summaries.items():
         noqa = set(s.get("noqa", ()))
@@ -388,6 +399,8 @@ def join(summaries: dict, settings, rules: dict) -> list:
             sp = use["span"]
             if use["kind"] == "call":
                 if trel == rel or not settings.enabled("DEV026", rel) or line in noqa:
+                    continue
+                if len(callers.get(t, ())) > MAX_CALLING_MODULES:
                     continue
                 items = work.get((trel, member)) or []
                 if not items and "." in member:  # Class.method via an instance is not tracked; a module attr call is
