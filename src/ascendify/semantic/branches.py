@@ -304,7 +304,7 @@ class Branches:
             if all(v.value is first.value and v.kind == first.kind for v in vals):
                 return first
             return _UNKNOWN
-        if not bindings:
+        if not bindings or _NPU_NAMES.match(t.id):  # a flag named for the NPU: `if use_npu:`
             return self._named(t.id)
         return _UNKNOWN
 
@@ -317,7 +317,7 @@ class Branches:
         stores = self.b.self_stores.get((id(cls_node), t.attr)) if cls_node is not None else None
         if not stores:
             stores = self.b.attr_stores.get((obj.id, t.attr))
-        if not stores:
+        if not stores or _NPU_NAMES.match(t.attr):
             return self._named(t.attr)
         vals = [self.truth(v, d) for v, _s in stores if v is not None]
         if vals and len(vals) == len(stores) and all(v.value is vals[0].value and v.kind == vals[0].kind for v in vals):
@@ -393,8 +393,10 @@ class Branches:
     def _chain_has_npu(self, g: Guard) -> bool:
         """The ``if``/``elif`` chain around ``g`` (or the statements next to it) has an NPU branch."""
         node = g.node
-        if not isinstance(node, ast.If):
-            return False
+        if not isinstance(node, ast.If):  # an `and` operand or conditional expression inside an `if` test
+            node = statement_of(node)
+            if not isinstance(node, ast.If):
+                return False
         top = node
         p = getattr(top, "_asc_parent", None)
         while isinstance(p, ast.If) and len(p.orelse) == 1 and p.orelse[0] is top:

@@ -339,26 +339,6 @@ def _body_of(stmt: ast.stmt) -> Optional[list]:
     return None
 
 
-def in_cuda_only_branch(node: ast.AST) -> bool:
-    """``node`` sits in a non-NPU branch of an ``if``/``elif``/``else`` chain with an NPU branch
-    (``if is_cuda: torch.cuda.synchronize() elif is_npu: torch.npu.synchronize()``): CUDA-only code
-    next to its NPU counterpart, which a migration leaves alone."""
-    child = node
-    for a in ancestors(node):
-        if a.__class__ is ast.If:
-            in_test = child is a.test
-            in_body = in_test or any(s is child for s in a.body)
-            in_else = not in_body and any(s is child for s in a.orelse) and not (len(a.orelse) == 1 and a.orelse[0].__class__ is ast.If)
-            if in_body and not _names_npu(a.test) and handles_npu(a.test):
-                return True
-            if in_else and any(_names_npu(i.test) for i in _if_chain(a)):
-                return True
-        elif isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            return False
-        child = a
-    return False
-
-
 _ASSERT_CALLS = re.compile(r"^(assert[A-Z_]\w*|assert_\w+|parametrize|param)$")
 
 
@@ -701,7 +681,7 @@ def cuda_is_available(node: ast.Call, ctx) -> None:
     p = parent(node)
     if isinstance(p, ast.BoolOp) and any(isinstance(v, ast.Compare) and _device_test_literals(v) and handles_npu(v) for v in p.values):
         return  # is_cuda = d.type == "cuda" and torch.cuda.is_available(), next to its NPU twin
-    if in_cuda_only_branch(node):
+    if ctx.model.context(node).npu_aware:  # next to its NPU counterpart: the code already dispatches per device
         return
     choice = p if isinstance(p, ast.IfExp) and p.test is node and cuda_or_cpu(p, ctx) else None
     t = torch_name(ctx, node.func)

@@ -19,7 +19,7 @@ else:  # pragma: no cover
 
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import fix
-from ascendify.rules.checks.device import in_cuda_only_branch, torch_name
+from ascendify.rules.checks.device import torch_name
 from ascendify.rules.registry import check
 from ascendify.scan.context import ancestors, parent
 
@@ -134,7 +134,7 @@ def _make_api_check(code: str, safe: bool = True):
             if not local or node.id not in local:
                 return
         name = _torch_cuda_ref(node, ctx, names)
-        if name is None or not isinstance(node.ctx, ast.Load) or in_cuda_only_branch(node):
+        if name is None or not isinstance(node.ctx, ast.Load) or ctx.model.context(node).npu_aware:
             return
         entry = _MAP[name]
         ctx.report(node, _api_fix(node, ctx, name, entry, safe), api=f"torch.cuda.{name}", note=entry.get("note", ""), npu=entry.get("npu") or "")
@@ -251,7 +251,7 @@ def torch_version_cuda(node: ast.Attribute, ctx) -> None:
     v = node.value
     if not (isinstance(v, ast.Attribute) and v.attr == "version") or ctx.qualname(node) != "torch.version.cuda":
         return
-    if _quiet_place(node) or in_cuda_only_branch(node):
+    if _quiet_place(node) or ctx.model.context(node).npu_aware:
         return
     ctx.report(node, expr=ctx.segment(node))
 
