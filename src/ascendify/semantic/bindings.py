@@ -186,10 +186,11 @@ class Bindings:
             if record is not None:
                 record(stmt, scope.node)
             self._stmt(stmt, scope, g)
-            if isinstance(stmt, ast.If) and _ends_in_jump(stmt.body) and not stmt.orelse:
+            # `if not torch.cuda.is_available(): return x` makes what follows a branch (the NPU host takes
+            # the early return); `assert torch.cuda.is_available()` and `if ...: raise` stop the program
+            # instead — the test is the error, and what follows is the main path, not dead code
+            if isinstance(stmt, ast.If) and _ends_in_jump(stmt.body) and not stmt.orelse and not isinstance(stmt.body[-1], ast.Raise):
                 exit_guards = exit_guards + (Guard(stmt.test, False, "exit", stmt),)
-            elif isinstance(stmt, ast.Assert):
-                exit_guards = exit_guards + (Guard(stmt.test, True, "assert", stmt),)
 
     def _stmt(self, stmt: ast.AST, scope: Scope, guards: tuple) -> None:
         cls = stmt.__class__

@@ -145,19 +145,22 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
         guard = [f for f in out if id(f) in contexts and nodes.get(id(f)) is not None and _covers(nodes[id(f)], origin) and f not in body]
         line = getattr(origin, "lineno", 0)
         fixable_guard = [g for g in guard if g.fix is not None]
-        body_ok = all(f.fix is not None for f in body)
-        bad = next((f for f in body if f.fix is None), None)
-        if fixable_guard and body_ok:
+        # what must change with the guard: the body's CUDA code (errors and silent downgrades); its
+        # warnings and notes (a missing is_initialized() guard, an operator note) keep their own fixes
+        blocking = [f for f in body if f.severity in ("error", "silent") or f.code.startswith("EXT")]  # EXT: a CUDA-only library
+        bad = next((f for f in blocking if f.fix is None), None)
+        if fixable_guard and bad is None:
+            members = fixable_guard + [f for f in body if f.fix is not None]
             edits: list = []
-            for f in fixable_guard + body:
+            for f in members:
                 for e in f.fix.edits:
                     if e not in edits:
                         edits.append(e)
-            safe = all(f.fix.safe for f in fixable_guard + body)
-            for f in fixable_guard + body:
+            safe = all(f.fix.safe for f in fixable_guard + blocking)
+            for f in members:
                 f.fix = Fix(tuple(edits), safe, f.fix.operation)
             for f in body:
-                _dead(f, line, " (fixed together with that test)")
+                _dead(f, line, " (fixed together with that test)" if f.fix is not None else "")
         else:
             for f in body:
                 f.fix = None

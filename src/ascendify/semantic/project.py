@@ -112,6 +112,11 @@ def summarize(ctx, findings: list) -> dict:
         for start, end, name in spans:
             if start <= f.line <= end:
                 work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message.split(" — ")[0][:160]])
+    for cname, cnode, kind in defs:  # a class's own work: its body and __init__, not its other methods
+        if kind == "class" and cname in work:
+            other = [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
+                     if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name != "__init__"]
+            work[cname] = [w for w in work[cname] if not any(a <= w[1] <= b for a, b in other)]
     for name, items in work.items():  # the worst first, then in file order
         items.sort(key=lambda w: (-severity_rank(w[3]), w[1], w[2]))
         del items[MAX_RELATED:]
@@ -154,12 +159,12 @@ def summarize(ctx, findings: list) -> dict:
             continue
         entry["calls"] = sorted(calls_by_def.get(name, ()))
         functions[name] = entry
-    # a class's work: the work of its methods
+    # instantiating a class runs its __init__ (and what that calls): that is the class's work
     for name, entry in classes.items():
-        for fname, fentry in functions.items():
-            if fname.startswith(name + "."):
-                entry["work"] = (entry["work"] + [w for w in fentry["work"] if w not in entry["work"]])[:MAX_RELATED]
-                entry["calls"] = sorted(set(entry["calls"]) | set(fentry["calls"]))
+        init = functions.get(name + ".__init__")
+        if init is not None:
+            entry["work"] = (entry["work"] + [w for w in init["work"] if w not in entry["work"]])[:MAX_RELATED]
+            entry["calls"] = sorted(set(entry["calls"]) | set(init["calls"]))
     constants: dict = {}
     for st in tree.body:
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):

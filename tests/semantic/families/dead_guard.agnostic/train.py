@@ -43,3 +43,18 @@ class Runner:
 
 def either(x):
     return x.to(DEVICE_TYPE) if torch.accelerator.is_available() else x  # expect: DEV001, DEV007
+
+
+def requires_gpu(rank, model):
+    # an assert stops the run: the test is the error, and what follows is the main path (not dead)
+    assert torch.accelerator.is_available(), "Training currently requires at least one GPU."  # expect: DEV007
+    device = rank % torch.accelerator.device_count()  # expect: DEV008
+    return model.to(f"{DEVICE_TYPE}:{device}")  # expect: DEV006
+
+
+def maybe_distributed(world_size):
+    import torch.distributed as dist
+
+    # a warning in the branch (no is_initialized() guard) does not stop the guard's fix
+    if torch.accelerator.device_count() > 1:  # expect: DEV008
+        dist.init_process_group(dist.get_default_backend_for_device(DEVICE_TYPE), world_size=world_size)  # expect: DST001, DST004

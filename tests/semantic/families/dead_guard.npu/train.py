@@ -41,3 +41,18 @@ class Runner:
 
 def either(x):
     return x.npu() if torch.npu.is_available() else x  # expect: DEV001, DEV007
+
+
+def requires_gpu(rank, model):
+    # an assert stops the run: the test is the error, and what follows is the main path (not dead)
+    assert torch.npu.is_available(), "Training currently requires at least one GPU."  # expect: DEV007
+    device = rank % torch.npu.device_count()  # expect: DEV008
+    return model.to(f"npu:{device}")  # expect: DEV006
+
+
+def maybe_distributed(world_size):
+    import torch.distributed as dist
+
+    # a warning in the branch (no is_initialized() guard) does not stop the guard's fix
+    if torch.npu.device_count() > 1:  # expect: DEV008
+        dist.init_process_group("hccl", world_size=world_size)  # expect: DST001, DST004
