@@ -126,7 +126,9 @@ FILE_CHECKS: dict[str, list[NodeCheck]] = {}
 KEYED_TYPES = (ast.Call, ast.Attribute, ast.Name, ast.keyword)
 """Node types a check can be keyed on with ``names=``: a Call by the called name
 (``f`` in ``f(...)`` / ``x.f(...)``), an Attribute by its attr, a Name by its id,
-a keyword by its arg."""
+a keyword by its arg.  A Name (and a Call of a Name) bound by an import is also
+keyed by the last part of what it imports (``sync`` of ``from torch.cuda import
+synchronize as sync`` matches ``names=("synchronize",)``)."""
 
 
 def check(code: str, *node_types: type, names: Optional[Iterable[str]] = None) -> Callable[[NodeCheck], NodeCheck]:

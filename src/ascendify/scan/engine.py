@@ -8,6 +8,7 @@ rule-set version and settings, so re-scanning an unchanged tree is cheap.
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import json
 import os
@@ -42,6 +43,7 @@ class RuleContext(FileContext):
         self._seen: set = set()
         self._model = None
         self.finding_nodes: dict = {}  # id(Finding) -> the node it was reported at
+        self.linked_nodes: list = []
 
     @property
     def model(self):
@@ -222,9 +224,11 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
     pop, push = stack.pop, stack.append
     fields_of = _CHILD_FIELDS
     by_key = by_key or {}
+    linked = ctx.linked_nodes.append  # every node given a parent link: unlinked after the file (release_tree)
     calls = ctx.all_calls = []  # every Call, for the semantic model (call sites, uses): no second walk
     add_call = calls.append
-    Call = ast.Call
+    Call, Name = ast.Call, ast.Name
+    aliases = ctx.aliases
     while stack:
         node = pop()
         cls = node.__class__
@@ -242,9 +246,11 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
                     if isinstance(child, _AST):
                         child._asc_parent = node
                         push(child)
+                        linked(child)
             elif isinstance(value, _AST):
                 value._asc_parent = node
                 push(value)
+                linked(value)
         fns = by_type.get(cls)
         if fns:
             for code, fn in fns:
@@ -252,11 +258,22 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
                 fn(node, ctx)
         keyed = by_key.get(cls)
         if keyed:
-            fns = keyed.get(_node_key(node, cls))
+            key = _node_key(node, cls)
+            fns = keyed.get(key)
             if fns:
                 for code, fn in fns:
                     ctx.current_code = code
                     fn(node, ctx)
+            if cls is Name or cls is Call and node.func.__class__ is Name:  # an imported name: also by what it imports
+                full = aliases.get(key)
+                if full is not None:
+                    alias_key = full.rpartition(".")[2]
+                    if alias_key != key:
+                        fns = keyed.get(alias_key)
+                        if fns:
+                            for code, fn in fns:
+                                ctx.current_code = code
+                                fn(node, ctx)
 
 
 def _noqa_map(lines: list[str]) -> dict[int, Optional[frozenset]]:
@@ -332,6 +349,21 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
     if dispatch is None:
         dispatch = Dispatch.build(settings)
     rules = dispatch.rules
+    # The parent links make every tree a web of reference cycles that only the cyclic GC can free,
+    # and its collections during the parse and walk of the next files were a third of the scan time.
+    # So: no automatic collections while a file is parsed and analysed, and the links (and the
+    # model's back references) are removed when it is done, so reference counting frees the tree.
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_and_analyze(src, rel_path, settings, dispatch, summary_out, rules)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _parse_and_analyze(src: SourceFile, rel_path: str, settings: Settings, dispatch: Dispatch,
+                       summary_out: Optional[list], rules: dict) -> list[Finding]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes in user code
@@ -355,6 +387,28 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
         return [f] if settings.enabled("SYN001", rel_path) else []
 
     ctx = RuleContext(tree, src, rel_path, settings, rules)
+    try:
+        return _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out)
+    finally:
+        release_tree(ctx)
+
+
+def release_tree(ctx: "RuleContext") -> None:
+    """Remove the parent links the walk set (and the model), breaking the tree's reference cycles."""
+    for n in ctx.linked_nodes:
+        try:
+            del n._asc_parent
+        except AttributeError:
+            pass
+    ctx.linked_nodes = []
+    ctx.finding_nodes = {}
+    ctx._model = None
+    ctx.__dict__.pop("bindings", None)
+    ctx.all_calls = []
+
+
+def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
+    rules = dispatch.rules
     _walk(tree, dispatch.by_type, ctx, dispatch.by_key)
     for code, fn in dispatch.file_checks:
         ctx.current_code = code
@@ -638,7 +692,7 @@ def scan_files(
     if len(result.summaries) > 1:
         from ascendify.semantic.project import join
 
-        result.findings.extend(join(result.summaries, settings, load_rules()))
+        result.findings.extend(join(result.summaries, settings, load_rules(), result.findings))
     result.findings.sort(key=Finding.sort_key)
     return result
 

@@ -60,16 +60,20 @@ def _atoms(value: frozenset) -> list:
 
 
 def _imports(ctx) -> dict:
-    """local name → [module, name or "", level] for every import (any scope; the last one wins)."""
+    """local name → [module, name or "", level] for every import that can name a project module (any
+    scope; the last one wins): relative imports, and absolute ones outside torch, the standard library
+    and the well-known libraries."""
     out: dict = {}
     for node in ctx.import_nodes:
         if isinstance(node, ast.ImportFrom):
+            if not node.level and (node.module or "").split(".")[0] in _NOT_PROJECT:
+                continue
             for a in node.names:
                 if a.name != "*":
                     out[a.asname or a.name] = [node.module or "", a.name, node.level or 0]
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if a.asname:
+                if a.asname and a.name.split(".")[0] not in _NOT_PROJECT:
                     out[a.asname] = [a.name, "", 0]
     return out
 
@@ -111,7 +115,7 @@ def summarize(ctx, findings: list) -> dict:
             continue  # an argparse default is a value the function returns, not work it does
         for start, end, name in spans:
             if start <= f.line <= end:
-                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message.split(" — ")[0][:160]])
+                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity])  # the message: from the file's findings
     for cname, cnode, kind in defs:  # a class's own work: its body and __init__, not its other methods
         if kind == "class" and cname in work:
             other = [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
@@ -304,6 +308,7 @@ class _Index:
                 self.by_name[name] = rel
         for name in clash:  # ambiguous suffixes: keep only full matches that are unique
             self.by_name.pop(name, None)
+        self._targets: dict = {}
 
     def module(self, dotted: str, importer: str) -> Optional[str]:
         if dotted.startswith("."):
@@ -320,7 +325,18 @@ class _Index:
         return self.by_name.get(dotted)
 
     def target(self, ref: str, importer: str) -> Optional[tuple]:
-        """(rel, member) for a reference ``pkg.mod.func`` / ``..mod\\0func`` / ``pkg.mod.Class.method``."""
+        """(rel, member) for a reference ``pkg.mod.func`` / ``..mod\\0func`` / ``pkg.mod.Class.method``
+        (memoised: the same references recur across a project)."""
+        key = (ref, importer) if "\0" in ref else ref
+        try:
+            return self._targets[key]
+        except KeyError:
+            pass
+        got = self._target(ref, importer)
+        self._targets[key] = got
+        return got
+
+    def _target(self, ref: str, importer: str) -> Optional[tuple]:
         if "\0" in ref:
             dots, full = ref.split("\0", 1)
             if dots == "." and "." not in full and importer in self.summaries:
@@ -353,6 +369,9 @@ def _transitive_work(index: _Index) -> dict:
             for name, e in s[kind].items():
                 own[(rel, name)] = [(rel, w) for w in e["work"]]
                 tgts = []
+                if len(e["work"]) >= MAX_RELATED:
+                    edges[(rel, name)] = tgts
+                    continue  # already as much to show as a finding shows
                 for c in e.get("calls", ()):
                     t = index.target(c, rel)
                     if t is not None and t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None:
@@ -372,11 +391,17 @@ def _transitive_work(index: _Index) -> dict:
     return total
 
 
-def join(summaries: dict, settings, rules: dict) -> list:
-    """Cross-file findings for ``summaries`` (rel path → summary; missing ones are skipped)."""
+def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None) -> list:
+    """Cross-file findings for ``summaries`` (rel path → summary; missing ones are skipped);
+    ``findings`` (the scan's) give the messages of the helpers' work."""
     summaries = {k: v for k, v in summaries.items() if v}
     if len(summaries) < 2:
         return []
+    messages = {(f.path, f.line, f.col, f.code): f.message.split(" — ")[0][:160] for f in findings or ()}
+
+    def text_of(r: str, w: list) -> str:
+        return messages.get((r, w[1], w[2], w[0]), w[0])
+
     index = _Index(summaries)
     work = _transitive_work(index)
     # a helper called from many modules is a library utility, not a step of a script: its own
@@ -415,7 +440,7 @@ def join(summaries: dict, settings, rules: dict) -> list:
                 sev = max((w[3] for _r, w in items), key=severity_rank)
                 first_rel, first = next((r, w) for r, w in items if w[3] == sev)
                 outcome = "fails there" if sev == "error" else "is silently wrong there"
-                msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {first[4]}"
+                msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {text_of(first_rel, first)}"
                        f"; on an Ascend host this step {outcome} (fix it in {first_rel})")
                 rule = rules.get("DEV026")
                 if rule is None:
@@ -424,7 +449,7 @@ def join(summaries: dict, settings, rules: dict) -> list:
                     sev = "info"
                     msg += f" — dead code on an Ascend host: under the CUDA-only test at line {where[5:]}"
                 f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
-                f.related = [{"path": r, "line": w[1], "col": w[2], "message": f"{w[0]}: {w[4]}"} for r, w in items]
+                f.related = [{"path": r, "line": w[1], "col": w[2], "message": f"{w[0]}: {text_of(r, w)}"} for r, w in items]
                 out.append(f)
             elif use["kind"] == "backend":
                 const = tsum["constants"].get(member)

@@ -126,7 +126,7 @@ def _cuda_link(node: ast.Attribute, ctx) -> Optional[ast.Attribute]:
     return None
 
 
-@check("AMP001", ast.Attribute)
+@check("AMP001", ast.Attribute, names=KINDS)
 def cuda_amp_attr(node: ast.Attribute, ctx) -> None:
     if node.attr not in KINDS:
         return

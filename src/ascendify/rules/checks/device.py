@@ -719,7 +719,7 @@ def _assigned_is_cuda(ctx) -> bool:
     return found
 
 
-@check("DEV015", ast.Attribute)
+@check("DEV015", ast.Attribute, names=("is_cuda",))
 def tensor_is_cuda(node: ast.Attribute, ctx) -> None:
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load) or ctx.qualname(node) is not None:
         return

@@ -141,7 +141,7 @@ def _make_api_check(code: str, safe: bool = True):
 
     api_check.__name__ = f"cuda_api_{code}"
     check(code, ast.Attribute, names=names)(api_check)
-    return check(code, ast.Name)(api_check)
+    return check(code, ast.Name, names=names)(api_check)  # `from torch.cuda import synchronize as sync`: keyed by what it imports
 
 
 for _code in ("DEV008", "DEV009", "DEV010", "DEV011", "DEV012", "DEV016"):
@@ -150,7 +150,7 @@ _make_api_check("DEV013", safe=False)  # NPUGraph captures aclnn ops only: revie
 
 
 # ---------------------------------------------------------------------- DEV014 nvtx
-@check("DEV014", ast.Attribute, ast.Name)
+@check("DEV014", ast.Attribute, ast.Name, names=("nvtx",))  # a Name is keyed by what it imports too
 def cuda_nvtx(node, ctx) -> None:
     if node.__class__ is ast.Attribute:
         if node.attr != "nvtx" or ctx.qualname(node) != "torch.cuda.nvtx":
@@ -205,13 +205,17 @@ def _stored_flag(node: ast.Attribute, ctx) -> Optional[str]:
     return ctx.qualname(node)
 
 
-@check("DEV018", ast.Attribute)
+@check("DEV018", ast.Attribute, names=("deterministic",))
 def cudnn_deterministic(node: ast.Attribute, ctx) -> None:
     if node.attr == "deterministic" and _stored_flag(node, ctx) == _DETERMINISTIC:
         ctx.report(node)
 
 
-@check("DEV019", ast.Attribute, ast.Call)
+_NO_EFFECT_CALL_NAMES = frozenset(q.rsplit(".", 1)[1] for q in _NO_EFFECT_CALLS)
+
+
+@check("DEV019", ast.Attribute, names=_FLAG_ATTRS)
+@check("DEV019", ast.Call, names=_NO_EFFECT_CALL_NAMES)  # a Name call is keyed by what it imports too
 def cuda_backend_flag(node, ctx) -> None:
     if isinstance(node, ast.Attribute):
         q = _stored_flag(node, ctx)
@@ -229,7 +233,7 @@ def cuda_backend_flag(node, ctx) -> None:
         ctx.report(node, flag=q + "()")
 
 
-@check("DEV020", ast.Attribute)
+@check("DEV020", ast.Attribute, names=("allow_tf32",))
 def tf32_flag(node: ast.Attribute, ctx) -> None:
     if node.attr != "allow_tf32":
         return
@@ -244,7 +248,7 @@ def tf32_flag(node: ast.Attribute, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV025 torch.version.cuda
-@check("DEV025", ast.Attribute)
+@check("DEV025", ast.Attribute, names=("cuda",))
 def torch_version_cuda(node: ast.Attribute, ctx) -> None:
     if node.attr != "cuda" or not isinstance(node.ctx, ast.Load):
         return

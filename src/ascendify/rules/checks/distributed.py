@@ -193,7 +193,7 @@ def nccl_backend_compare(node: ast.Compare, ctx) -> None:
                 ctx.report(side, f_, what=f"comparison with {side.value!r}")
 
 
-@check("DST002", ast.Attribute)
+@check("DST002", ast.Attribute, names=("NCCL",))
 def nccl_backend_enum(node: ast.Attribute, ctx) -> None:
     if node.attr != "NCCL" or ctx.qualname(node) not in _BACKEND_NCCL:
         return
@@ -396,7 +396,8 @@ def _nccl_api(qn: Optional[str]) -> bool:
     return qn is not None and any(qn == p or qn.startswith(p + ".") for p in _PG_NCCL)
 
 
-@check("DST006", ast.Attribute, ast.ImportFrom, ast.Import)
+@check("DST006", ast.Attribute, names=("ProcessGroupNCCL", "nccl"))
+@check("DST006", ast.ImportFrom, ast.Import)
 def nccl_api(node: ast.AST, ctx) -> None:
     if isinstance(node, ast.Attribute):
         if node.attr not in ("ProcessGroupNCCL", "nccl"):

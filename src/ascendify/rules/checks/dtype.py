@@ -141,7 +141,7 @@ def fp64_cast(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------- DTY004
-@check("DTY004", ast.Attribute)
+@check("DTY004", ast.Attribute, names=_COMPLEX_ATTRS)
 def complex_dtype(node: ast.Attribute, ctx) -> None:
     if node.attr not in _COMPLEX_ATTRS:
         return
@@ -221,7 +221,7 @@ def _report_bf16(node: ast.AST, ctx, what: str) -> None:
     ctx.report(node, severity="info", what=what, detail=detail)
 
 
-@check("DTY005", ast.Attribute)
+@check("DTY005", ast.Attribute, names=("bfloat16",))
 def bf16_attr(node: ast.Attribute, ctx) -> None:
     if node.attr != "bfloat16":
         return
@@ -252,7 +252,7 @@ def bf16_string(node: ast.keyword, ctx) -> None:
 
 
 # ---------------------------------------------------------------- DTY006
-@check("DTY006", ast.Attribute)
+@check("DTY006", ast.Attribute, names=tuple(q.split(".")[1] for q in QUANTIZED) + ("uint64",))
 def unsupported_dtype(node: ast.Attribute, ctx) -> None:
     if not node.attr.startswith(("q", "uint64")):
         return

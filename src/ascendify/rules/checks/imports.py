@@ -48,7 +48,7 @@ def _earlier(a: Optional[ast.AST], b: ast.AST) -> bool:
 
 
 # ---------------------------------------------------------------- IMP001
-@check("IMP001", ast.Name)
+@check("IMP001", ast.Name, names=("torch_npu",))
 def torch_npu_name(node: ast.Name, ctx) -> None:
     if node.id != "torch_npu" or not isinstance(node.ctx, ast.Load):
         return
@@ -89,7 +89,7 @@ def _record(ctx, node: ast.AST, what: str) -> None:
         st["api_use"] = (node, what)
 
 
-@check("IMP002", ast.Attribute)
+@check("IMP002", ast.Attribute, names=("npu",))
 def npu_attribute(node: ast.Attribute, ctx) -> None:
     if node.attr != "npu":
         return
