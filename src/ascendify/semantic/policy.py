@@ -10,9 +10,15 @@ Applied to a file's findings after the walk (docs/fix-policy.md gives the reason
   finding as info, without a fix;
 * code under a CUDA-only guard is dead on an Ascend host: the guard is the
   finding.  Its body's findings become info; when the guard's own finding has a
-  fix and every finding of the body has one too, all of them get one combined
-  fix (the guard and its body change together); otherwise no fix is applied to
-  the guard or the body (the guard is left alone, and says why).
+  fix and every piece of CUDA work in the body has one too, all of them get one
+  combined fix (the guard and its body change together); otherwise no fix is
+  applied to the guard or the body (the guard is left alone, and says why);
+* a ``"cuda"`` entry of a device-keyed dict gets an ``"npu"`` entry beside it
+  (``--target npu``) instead of being rewritten;
+* a test's decorators (skip conditions, parameters) are left as written.
+
+:func:`import_policy` then drops ``import torch_npu`` edits the target release
+does not need.
 """
 
 from __future__ import annotations
@@ -37,9 +43,7 @@ def _within(node: ast.AST, outer: ast.AST) -> bool:
 
 def _covers(node: ast.AST, origin: ast.AST) -> bool:
     """``node`` is ``origin``, inside it, or holds it (within one expression)."""
-    if _within(node, origin) or _within(origin, node):
-        return True
-    return False
+    return _within(node, origin) or _within(origin, node)
 
 
 def _device_keyed(node: ast.AST) -> Optional[tuple]:
@@ -136,9 +140,6 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
         if c.dead and c.dead_origin is not None:
             groups.setdefault(id(c.dead_origin), (c.dead_origin, []))[1].append(f)
         out.append(f)
-    for f in out:
-        if f.code.startswith("EXT") and id(f) in contexts:
-            f._keep = True  # EXT findings say themselves what a guard means for them
     if not groups:
         return out
     for origin, body in groups.values():
@@ -213,8 +214,8 @@ def _guarded_intent(node: ast.AST, model) -> str:
 
 
 def _dead(f: Finding, line: int, tail: str) -> None:
-    if getattr(f, "_keep", False):
-        return
+    if f.code.startswith("EXT"):
+        return  # EXT findings say themselves what a guard around them means
     if f.severity != "info":
         f.severity = "info"
     f.message += f" — dead code on an Ascend host: under the CUDA-only test at line {line}{tail}"
