@@ -182,9 +182,9 @@ def _blocks(body: list, depth: int = 0):
     if depth > 2:
         return
     for i, st in enumerate(body):
-        for field, block in _sub_blocks(st):
+        for name, block in _sub_blocks(st):
             for path, stmts in _blocks(list(block.body), depth + 1):
-                yield ((i, field),) + path, stmts
+                yield ((i, name),) + path, stmts
 
 
 def _sub_blocks(st: cst.CSTNode):
@@ -195,12 +195,12 @@ def _sub_blocks(st: cst.CSTNode):
 def _replace_block(body: list, path: tuple, new_stmts: list) -> list:
     if not path:
         return new_stmts
-    (i, field), rest = path[0], path[1:]
+    (i, name), rest = path[0], path[1:]
     st = body[i]
-    block = getattr(st, field)
+    block = getattr(st, name)
     inner = _replace_block(list(block.body), rest, new_stmts)
     body = list(body)
-    body[i] = st.with_changes(**{field: block.with_changes(body=inner)})
+    body[i] = st.with_changes(**{name: block.with_changes(body=inner)})
     return body
 
 

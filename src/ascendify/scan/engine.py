@@ -408,7 +408,6 @@ def release_tree(ctx: "RuleContext") -> None:
 
 
 def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
-    rules = dispatch.rules
     _walk(tree, dispatch.by_type, ctx, dispatch.by_key)
     for code, fn in dispatch.file_checks:
         ctx.current_code = code

@@ -37,7 +37,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ascendify.semantic.bindings import Bindings, Guard, statement_of
-from ascendify.semantic.devices import CUDA, NPU, OTHER, OTHER_ACCELERATORS, DeviceValues
+from ascendify.semantic.devices import CUDA, NPU, OTHER_ACCELERATORS, DeviceValues
 
 _CUDA_TESTS = frozenset({"torch.cuda.is_available", "torch.cuda.is_initialized", "torch.backends.cudnn.is_available",
                          "torch.cuda.device_count", "torch.cuda.is_bf16_supported", "torch.backends.cuda.is_built",
