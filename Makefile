@@ -30,7 +30,7 @@ demo: $(CORE)
 	$(VENV)/bin/ascendify scan $(EXAMPLE) --fail-on never
 	@echo
 	@echo "== ascendify migrate $(EXAMPLE) -o build/demo   (fix --output + report)"
-	$(VENV)/bin/ascendify migrate $(EXAMPLE) -o build/demo
+	$(VENV)/bin/ascendify migrate $(EXAMPLE) -o build/demo --fail-on never
 
 test: $(FULL)
 	$(PY) -m pytest -n 2 -q
