@@ -326,22 +326,23 @@ class DeviceValues:
                         return out
         return _U
 
-    def sources(self, node: Optional[ast.AST], depth: int = 0) -> list:
-        """The literal expressions ``node`` can evaluate to, through names (their bindings),
-        ``self.``/object attribute stores, argparse defaults, conditional expressions and
-        ``x or default``; e.g. the ``"nccl"`` of ``backend = "nccl" if use_gpu else "gloo"`` or of
-        ``args.backend = "nccl"``.  Non-literal leaves are left out."""
+    def sources(self, node: Optional[ast.AST], depth: int = 0, choice: Optional[ast.IfExp] = None) -> list:
+        """The literal expressions ``node`` can evaluate to, as (literal, the conditional expression
+        that chooses it or None) pairs, through names (their bindings), ``self.``/object attribute
+        stores, argparse defaults, conditional expressions and ``x or default``; e.g. the ``"nccl"`` of
+        ``backend = "nccl" if use_gpu else "gloo"`` or of ``args.backend = "nccl"``.  Non-literal
+        leaves are left out."""
         if node is None or depth > _MAX_DEPTH:
             return []
         cls = node.__class__
         if cls is ast.Constant:
-            return [node]
+            return [(node, choice)]
         if cls is ast.IfExp:
-            return self.sources(node.body, depth + 1) + self.sources(node.orelse, depth + 1)
+            return self.sources(node.body, depth + 1, node) + self.sources(node.orelse, depth + 1, node)
         if cls is ast.BoolOp:
             out: list = []
             for v in node.values:
-                out += self.sources(v, depth + 1)
+                out += self.sources(v, depth + 1, choice)
             return out
         if cls is ast.Name:
             out = []

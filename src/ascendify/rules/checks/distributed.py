@@ -99,8 +99,8 @@ def nccl_backend(node: ast.Call, ctx) -> None:
     is_enum = isinstance(src, ast.Attribute) and ctx.qualname(src) in _BACKEND_NCCL
     if not is_enum and not (isinstance(src, ast.Constant) and _is_nccl_str(src.value)):
         # through the model: a conditional choice (`"nccl" if use_gpu else "gloo"`), `args.backend = "nccl"`
-        for lit in ctx.model.values.sources(val):
-            if isinstance(lit, ast.Constant) and _is_nccl_str(lit.value) and not _nccl_or_fallback(parent(lit), ctx):
+        for lit, choice in ctx.model.values.sources(val):
+            if isinstance(lit, ast.Constant) and _is_nccl_str(lit.value) and not _nccl_or_fallback(choice, ctx):
                 _report_literal(lit, ctx, name, node)
         return
     where = "" if src is val else f" (flows into `{name}` at line {node.lineno})"
