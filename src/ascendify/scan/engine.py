@@ -388,9 +388,27 @@ def _parse_and_analyze(src: SourceFile, rel_path: str, settings: Settings, dispa
 
     ctx = RuleContext(tree, src, rel_path, settings, rules)
     try:
-        return _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out)
+        out = _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out)
     finally:
         release_tree(ctx)
+    if src.cell_problems and settings.enabled("SYN001", rel_path):
+        out = sorted(out + _cell_syntax_findings(src, rel_path), key=Finding.sort_key)
+    return out
+
+
+def _cell_syntax_findings(src: SourceFile, rel_path: str) -> list[Finding]:
+    """One SYN001 finding per notebook code cell that does not parse on its own (the cell is
+    comment lines in the module that was analysed, so the other cells' findings stand)."""
+    out = []
+    for p in src.cell_problems:
+        hint = " — Python 2 code? port it to Python 3 first" if "print" in p.bad_line and "Missing parentheses" in p.message else ""
+        if not hint and sys.version_info < (3, 13) and p.message.startswith("syntax error"):
+            hint = _newer_syntax_hint(p.text)
+        line = src.line_of(p.index, p.line)
+        f = Finding("SYN001", f"{p.message} (cell {p.cell}, line {p.line}){hint}", rel_path, line, p.col, line, p.col, "error", "parse")
+        f.cell, f.cell_line = p.cell, p.line
+        out.append(f)
+    return out
 
 
 def release_tree(ctx: "RuleContext") -> None:
