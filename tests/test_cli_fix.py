@@ -8,6 +8,7 @@ import os
 import stat
 
 import libcst as cst
+import pytest
 
 from ascendify.fix import apply as apply_mod
 
@@ -123,20 +124,30 @@ def test_notebook_fix_keeps_magics_outputs_and_other_cells(tmp_path):
     assert new["metadata"] == nb["metadata"]
 
 
-def test_rewrite_that_does_not_reparse_leaves_file_unchanged(tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine", ["text", "cst"])
+def test_rewrite_that_does_not_reparse_leaves_file_unchanged(tmp_path, monkeypatch, engine):
     p = tmp_path / "t.py"
     p.write_text(SRC)
 
+    monkeypatch.setattr(apply_mod, "ENGINE", engine)
     monkeypatch.setattr(apply_mod._Rewriter, "_apply", staticmethod(lambda edit, node: cst.Attribute(value=cst.Integer("1"), attr=cst.Name("npu"))))
+    monkeypatch.setattr(apply_mod, "_edit_ops", lambda edit, text, a, b: [(a, b, "1.npu")])
     r = run_cli("fix", "t.py", "--write", "--select", "DEV001", *OLD, cwd=str(tmp_path))
     assert p.read_text() == SRC
     assert "t.py:" in r.err and ("did not re-parse" in r.err or "cannot rewrite" in r.err)
 
 
-def test_rewrite_that_raises_is_reported_per_file(tmp_path, monkeypatch):
+def _raise(*_args):
+    raise ValueError("no such node")
+
+
+@pytest.mark.parametrize("engine", ["text", "cst"])
+def test_rewrite_that_raises_is_reported_per_file(tmp_path, monkeypatch, engine):
     p = tmp_path / "t.py"
     p.write_text(SRC)
+    monkeypatch.setattr(apply_mod, "ENGINE", engine)
     monkeypatch.setattr(apply_mod._Rewriter, "_apply", staticmethod(lambda edit, node: cst.Name("not valid")))
+    monkeypatch.setattr(apply_mod, "_edit_ops", _raise)
     r = run_cli("fix", "t.py", "--write", "--select", "DEV001", *OLD, cwd=str(tmp_path))
     assert p.read_text() == SRC
     assert "t.py: cannot rewrite" in r.err and "internal error" not in r.err

@@ -1,14 +1,25 @@
-"""Apply findings' fixes to one source with LibCST, keeping everything else as written.
+"""Apply findings' fixes to one source, keeping everything else as written.
 
-Edits locate their target by position: the LibCST expression node whose
-range equals the range the ``ast`` check saw.  The result is re-parsed (by
-``ast`` and LibCST) before it is returned; a fix whose edits could not all be
-placed is dropped, never half-applied.
+Two engines give the same text.  The default one (``ENGINE = "text"``) works on the
+source text, as ruff does: every edit becomes one or two replacements of a character
+range (found from the edit's position and the tokens of the code there), nested
+replacements inside a larger one are dropped (the larger one rewrites that code), the
+rest are spliced in, and ``import``/prelude statements are placed with the ``ast`` of
+the result.  When an edit is one it cannot place exactly as the LibCST engine would
+(two argument edits on one call, a statement to place in a file without imports, ...),
+that file goes to the LibCST engine (``ENGINE = "cst"``): edits located by the LibCST
+expression node whose range equals the range the ``ast`` check saw.
+
+Either way the result is re-parsed (``ast``) before it is returned, and a fix whose
+edits could not all be placed is dropped, never half-applied.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -328,6 +339,395 @@ def _transform(text: str, fixes: list[Finding]) -> tuple[str, set]:
     return new_module.code, placed
 
 
+# ---------------------------------------------------------------------- the text engine
+ENGINE = "text"
+"""``"text"``: edits spliced into the text (LibCST only for a file with an edit it cannot
+place the same way); ``"cst"``: every file through LibCST (the engine before; bench/fix_bench.py
+times both)."""
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+_SKIP_TOKENS = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
+
+
+class _NeedTree(Exception):
+    """The text engine cannot place an edit exactly as the LibCST engine does: use that one."""
+
+
+def _line_starts(text: str) -> list:
+    starts = [0]
+    starts.extend(m.end() for m in _BREAK.finditer(text))
+    return starts
+
+
+def _offset(starts: list, text: str, pos: tuple) -> int:
+    line, col = pos
+    if line < 1 or line > len(starts):
+        raise _NeedTree
+    off = starts[line - 1] + col
+    if off > len(text):
+        raise _NeedTree
+    return off
+
+
+def _tokens(snippet: str) -> list:
+    """Significant tokens of ``snippet`` (a whole expression) as (type, string, start, end), offsets
+    into ``snippet``."""
+    if "\r" in snippet.replace("\r\n", ""):
+        raise _NeedTree  # a bare CR inside: tokenize and ast may count lines differently
+    starts = [0]
+    for ln in snippet.splitlines(keepends=True):
+        starts.append(starts[-1] + len(ln))
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(snippet).readline):
+            if tok.type in _SKIP_TOKENS:
+                continue
+            out.append((tok.type, tok.string, starts[tok.start[0] - 1] + tok.start[1], starts[tok.end[0] - 1] + tok.end[1]))
+    except (tokenize.TokenError, SyntaxError, IndexError):
+        raise _NeedTree from None
+    return out
+
+
+def _call_parts(snippet: str) -> tuple:
+    """(tokens, index of the ``(`` opening the argument list) of a Call's text."""
+    toks = _tokens(snippet)
+    if not toks or toks[-1][:2] != (tokenize.OP, ")") or toks[-1][3] != len(snippet):
+        raise _NeedTree
+    depth = 0
+    for i in range(len(toks) - 1, -1, -1):
+        t = toks[i]
+        if t[0] == tokenize.OP and t[1] in ")]}":
+            depth += 1
+        elif t[0] == tokenize.OP and t[1] in "([{":
+            depth -= 1
+            if depth == 0:
+                if t[1] != "(" or i == 0:
+                    raise _NeedTree
+                return toks, i
+    raise _NeedTree
+
+
+def _string_text(snippet: str, value: str) -> Optional[str]:
+    """A plain string literal ``snippet`` with the value ``value``, same prefix and quotes (None: not a
+    plain str literal: bytes, an f-string, implicit concatenation, a raw string that cannot hold it)."""
+    toks = _tokens(snippet)
+    if len(toks) != 1 or toks[0][0] != tokenize.STRING or toks[0][1] != snippet:
+        return None
+    i = 0
+    while i < len(snippet) and snippet[i] not in "'\"":
+        i += 1
+    prefix, rest = snippet[:i], snippet[i:]
+    if not set(prefix.lower()) <= {"r", "u"}:
+        return None
+    quote = rest[:3] if rest[:3] in ('"""', "\'\'\'") else rest[:1]
+    body = value
+    if "r" not in prefix.lower():
+        body = body.replace("\\", "\\\\")
+    elif "\\" in body or quote[0] in body:
+        return None
+    body = body.replace(quote[0], "\\" + quote[0]) if len(quote) == 1 else body
+    if len(quote) == 1 and "\n" in body:
+        body = body.replace("\n", "\\n")
+    return f"{prefix}{quote}{body}{quote}"
+
+
+def _wrapped(snippet: str) -> bool:
+    """Whether the ``(`` that starts ``snippet`` is closed by its last character."""
+    toks = _tokens(snippet)
+    depth = 0
+    for i, t in enumerate(toks):
+        if t[0] == tokenize.OP and t[1] in "([{":
+            depth += 1
+        elif t[0] == tokenize.OP and t[1] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i == len(toks) - 1
+    return False
+
+
+def _edit_ops(edit: Edit, text: str, a: int, b: int) -> Optional[list]:
+    """Replacements ``(start, end, new text)`` (offsets into ``text``) that make ``edit`` on the code
+    at ``a``..``b``, laid out as the LibCST engine lays them out; None when the code there is not what
+    the edit needs (the fix is dropped)."""
+    snippet = text[a:b]
+    kind = edit.kind
+    if kind == "replace":
+        if snippet.startswith("(") and _wrapped(snippet):
+            return None  # a tuple's own parentheses in its range: the LibCST engine finds no node there
+        return [(a, b, edit.text)]
+    if kind == "string":
+        new = _string_text(snippet, edit.text)
+        return None if new is None else [(a, b, new)]
+    if kind == "attr":
+        toks = _tokens(snippet)
+        if len(toks) < 3 or toks[-1][0] != tokenize.NAME or toks[-2][:2] != (tokenize.OP, "."):
+            return None
+        return [(a + toks[-1][2], a + toks[-1][3], edit.text)]
+    if kind in ("add_arg", "set_args"):
+        toks, i = _call_parts(snippet)
+        q = a + toks[-1][2]  # the closing parenthesis
+        inner = toks[i + 1:-1]
+        if kind == "set_args":
+            return [(a + inner[0][2] if inner else q, q, edit.text)]
+        call = ast.parse(f"f({edit.text})", mode="eval").body
+        if len(call.args) + len(call.keywords) != 1 or "\n" in edit.text:  # type: ignore[attr-defined]
+            raise _NeedTree  # LibCST adds the first argument only
+        if not inner:
+            return [(q, q, edit.text)]
+        if inner[-1][:2] == (tokenize.OP, ","):  # a trailing comma: the new argument gets one like it
+            if len(inner) < 2:
+                raise _NeedTree
+            p = a + inner[-2][3]
+            return [(q, q, edit.text + text[p:q])]
+        p = a + inner[-1][3]
+        return [(p, p, ", "), (q, q, edit.text)]
+    raise _NeedTree
+
+
+def _splice(text: str, ops: list) -> str:
+    """``text`` with the replacements ``ops`` (sorted, none overlapping) made."""
+    out, last = [], 0
+    for s, e, new in ops:
+        out.append(text[last:s])
+        out.append(new)
+        last = e
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _resolve(ops: list) -> list:
+    """Sorted replacements without the ones inside a larger one (the LibCST engine rewrites the
+    inner node first and the outer one then replaces it); partial overlaps cannot happen for
+    edits of nested nodes, so one is a bug we do not guess at."""
+    ops = sorted(set(ops), key=lambda o: (o[0], -o[1]))
+    kept: list = []
+    for s, e, new in ops:
+        if kept:
+            ks, ke, _ = kept[-1]
+            if ks < ke and ks <= s and e <= ke and (ks < s or e < ke) and not (s == e and (s == ks or s == ke)):
+                continue  # inside the previous replacement
+            if s < ke or (s == e == ks == ke) or (s == ks and e == ke):
+                raise _NeedTree
+            if s == ke and s == e and ks == ke:
+                raise _NeedTree
+        kept.append((s, e, new))
+    return kept
+
+
+# ---- statements, as LibCST groups them: simple statements on one line are one statement
+def _groups(body: list) -> list:
+    out: list = []
+    for st in body:
+        simple = not isinstance(st, _COMPOUND)
+        if out and simple and out[-1][0] and st.lineno == out[-1][1][-1].end_lineno:
+            out[-1][1].append(st)
+        else:
+            out.append((simple, [st]))
+    return out
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef) + tuple(getattr(ast, n) for n in ("Match", "TryStar") if hasattr(ast, n))
+
+
+def _g_is_import_of(g, module: str) -> bool:
+    simple, stmts = g
+    if not simple:
+        return False
+    for st in stmts:
+        if isinstance(st, ast.Import) and any(al.name == module or al.name.startswith(module + ".") for al in st.names):
+            return True
+        if isinstance(st, ast.ImportFrom) and st.module is not None and not st.level and (st.module == module or st.module.startswith(module + ".")):
+            return True
+    return False
+
+
+def _g_any_import(g) -> bool:
+    return g[0] and any(isinstance(st, (ast.Import, ast.ImportFrom)) for st in g[1])
+
+
+def _g_binds_torch(g) -> bool:
+    return g[0] and any(isinstance(st, ast.Import) and any((al.name == "torch" or al.name.startswith("torch.")) and al.asname is None for al in st.names) for st in g[1])
+
+
+class _Text:
+    """A source with its ``ast``, lines and offsets, for placing whole statements."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tree = ast.parse(text)
+        self.starts = _line_starts(text)
+        m = _BREAK.search(text)
+        self.nl = m.group(0) if m else "\n"
+
+    def line(self, n: int) -> str:
+        """Line ``n`` (1-based) without its line break."""
+        s = self.starts[n - 1]
+        e = self.starts[n] if n < len(self.starts) else len(self.text)
+        return _BREAK.sub("", self.text[s:e])
+
+    def after(self, g) -> int:
+        """Offset just after the line break that ends statement ``g``."""
+        end = g[1][-1].end_lineno
+        if end >= len(self.starts):
+            raise _NeedTree  # the file ends on that line without a line break
+        return self.starts[end]
+
+    def indent(self, g) -> str:
+        ln = self.line(g[1][0].lineno)
+        return ln[:len(ln) - len(ln.lstrip())]
+
+    def code(self, g) -> Optional[str]:
+        """The statement's code as LibCST's ``code_for_node(...).strip()`` gives it; raises when
+        comment lines right above it would be part of that."""
+        if not g[0]:
+            return None
+        first, last = g[1][0].lineno, g[1][-1].end_lineno
+        k = first - 1
+        while k >= 1 and (not self.line(k).strip() or self.line(k).lstrip().startswith("#")):
+            if self.line(k).strip():
+                raise _NeedTree
+            k -= 1
+        return "\n".join(self.line(n) for n in range(first, last + 1)).strip()
+
+    def blocks(self):
+        """(in a sub-block, statement groups) as ``_blocks`` walks them."""
+        def walk(body, depth, sub):
+            gs = _groups(body)
+            yield sub, gs
+            if depth > 2:
+                return
+            for simple, stmts in gs:
+                st = stmts[0]
+                if not simple and isinstance(st, (ast.If, ast.With, ast.AsyncWith, ast.Try)) and st.body and self._indented(st.body[0]):
+                    yield from walk(st.body, depth + 1, True)
+        yield from walk(self.tree.body, 0, False)
+
+    def _indented(self, st) -> bool:
+        return not self.line(st.lineno)[:st.col_offset].strip()
+
+    def has_docstring(self) -> bool:
+        b = self.tree.body
+        return bool(b) and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant) and isinstance(b[0].value.value, (str, bytes))
+
+
+def _text_insert_import(text: str, stmt_text: str) -> str:
+    t = _Text(text)
+    imported = stmt_text.split()[1]
+    for _sub, gs in t.blocks():
+        if any(_g_is_import_of(g, imported) and stmt_text.strip() == t.code(g) for g in gs):
+            return text
+        if stmt_text.startswith("import ") and any(_g_is_import_of(g, imported) for g in gs):
+            return text
+    for _sub, gs in t.blocks():
+        for g in gs:
+            if _g_is_import_of(g, "torch"):
+                at = t.after(g)
+                return text[:at] + t.indent(g) + stmt_text + t.nl + text[at:]
+    gs = _groups(t.tree.body)
+    idx = None
+    for i, g in enumerate(gs):
+        if _g_any_import(g):
+            idx = i
+    if idx is None:
+        if not t.has_docstring():
+            raise _NeedTree  # top of the module: LibCST's header rules decide
+        idx = 0
+    at = t.after(gs[idx])
+    return text[:at] + stmt_text + t.nl + text[at:]
+
+
+def _text_insert_prelude(text: str, stmt_text: str) -> str:
+    t = _Text(text)
+    for _sub, gs in t.blocks():
+        if any(t.code(g) == stmt_text.strip() for g in gs):
+            return text
+    for sub, gs in t.blocks():
+        hit = next((i for i, g in enumerate(gs) if _g_binds_torch(g)), None)
+        if hit is None:
+            continue
+        if sub:
+            j = hit
+            for k in range(hit, len(gs)):
+                if _g_any_import(gs[k]):
+                    j = k
+                else:
+                    break
+            at = t.after(gs[j])
+            return text[:at] + t.indent(gs[j]) + stmt_text + t.nl + text[at:]
+        break
+    gs = _groups(t.tree.body)
+    idx = -1 if not t.has_docstring() else 0
+    for i, g in enumerate(gs):
+        if _g_any_import(g):
+            idx = i
+    if idx < 0:
+        raise _NeedTree
+    at = t.after(gs[idx])
+    return text[:at] + t.nl + stmt_text + t.nl + text[at:]
+
+
+def _transform_text(text: str, fixes: list[Finding]) -> tuple[str, set]:
+    """The text engine's :func:`_transform`: same result, no concrete syntax tree.  Raises
+    :class:`_NeedTree` for what it cannot place exactly as LibCST does."""
+    starts = _line_starts(text)
+    placed, ops = set(), []
+    cache: dict = {}
+    for f in fixes:
+        mine = []
+        ok = True
+        for e in f.fix.edits:
+            if e.kind not in _POS_KINDS:
+                continue
+            key = (e.kind, e.text, e.start, e.end)
+            if key not in cache:
+                a, b = _offset(starts, text, e.start), _offset(starts, text, e.end)
+                cache[key] = _edit_ops(e, text, a, b) if a <= b else None
+            got = cache[key]
+            if got is None:
+                ok = False
+                break
+            mine.extend(got)
+        if ok:
+            placed.add(id(f))
+            ops.extend(mine)
+    # two argument edits on one call are one LibCST node edited twice: not text ranges
+    calls = [(e.start, e.end) for f in fixes if id(f) in placed for e in f.fix.edits if e.kind in ("add_arg", "set_args")]
+    if len(calls) != len(set(calls)) and len({(e.kind, e.text, e.start, e.end) for f in fixes if id(f) in placed for e in f.fix.edits if e.kind in ("add_arg", "set_args")}) != len(set(calls)):
+        raise _NeedTree
+    new = _splice(text, _resolve(ops))
+    imports, preludes = [], []
+    for f in fixes:
+        if id(f) in placed:
+            for e in f.fix.edits:
+                if e.kind == "add_import" and e.text not in imports:
+                    imports.append(e.text)
+                elif e.kind == "add_prelude" and e.text not in preludes:
+                    preludes.append(e.text)
+    if imports or preludes:
+        try:
+            ast.parse(new)
+        except (SyntaxError, ValueError):
+            return new, placed  # reported by the re-parse in apply_fixes
+        for stmt in reversed(preludes):
+            new = _text_insert_prelude(new, stmt)
+        for stmt in imports:
+            new = _text_insert_import(new, stmt)
+    return new, placed
+
+
+def _transform_any(text: str, fixes: list[Finding]) -> tuple[str, set, bool]:
+    """(new text, placed fixes, whether LibCST did it)."""
+    if ENGINE == "text":
+        try:
+            new, placed = _transform_text(text, fixes)
+            return new, placed, False
+        except _NeedTree:
+            pass
+    new, placed = _transform(text, fixes)
+    return new, placed, True
+
+
 def apply_fixes(src: SourceFile, findings: list[Finding], unsafe: bool = False) -> FixOutcome:
     """Apply the (safe, or also unsafe) fixes of ``findings`` to ``src``.
 
@@ -338,17 +738,18 @@ def apply_fixes(src: SourceFile, findings: list[Finding], unsafe: bool = False) 
     if not chosen:
         return FixOutcome(src.text, [], skipped)
     try:
-        new_text, placed = _transform(src.text, chosen)
+        new_text, placed, by_cst = _transform_any(src.text, chosen)
         missing = [f for f in chosen if id(f) not in placed]
         if missing:  # drop fixes whose edits did not all land, then redo cleanly
             chosen = [f for f in chosen if id(f) in placed]
             skipped += [(f, "could not locate the code to rewrite") for f in missing]
-            new_text, placed = _transform(src.text, chosen) if chosen else (src.text, set())
+            new_text, placed, by_cst = _transform_any(src.text, chosen) if chosen else (src.text, set(), False)
     except Exception as exc:  # noqa: BLE001 - a failing rewrite must not stop the run
-        return FixOutcome(src.text, [], skipped + [(f, "rewrite failed") for f in chosen], f"cannot rewrite: {str(exc).splitlines()[0]}")
+        return FixOutcome(src.text, [], skipped + [(f, "rewrite failed") for f in chosen], f"cannot rewrite: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     try:
         ast.parse(new_text)
-        cst.parse_module(new_text)
+        if by_cst:
+            cst.parse_module(new_text)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:  # pragma: no cover - a bug in a fix
         return FixOutcome(src.text, [], skipped + [(f, "rewrite did not re-parse") for f in chosen], f"rewrite did not re-parse ({exc}); file left unchanged")
     return FixOutcome(new_text, [f for f in chosen if id(f) in placed], skipped)

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import stat
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
@@ -86,7 +87,7 @@ class _Passes:
     error: Optional[str]
 
 
-def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, rel: str) -> _Passes:
+def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, rel: str, dispatch=None) -> _Passes:
     text = src.text
     texts = [text]
     applied_all: list = []
@@ -102,7 +103,7 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
         applied_all.extend((f, k) for f in outcome.applied)
         text = final_eol(text, outcome.text)
         texts.append(text)
-        current = analyze_source(replace(src, text=text), rel, settings)
+        current = analyze_source(replace(src, text=text), rel, settings, dispatch)
     if error or not applied_all:
         remaining = current
     else:
@@ -350,8 +351,103 @@ def _outside_link(path: str, paths: tuple) -> Optional[str]:
     return None
 
 
+# ---------------------------------------------------------------------- one file, in a worker
+@dataclass
+class _FileFix:
+    """What fixing one file gave (sent back from a worker process)."""
+
+    rel: str
+    path: str
+    errors: list = field(default_factory=list)  # (rel, message)
+    unsafe_left: list = field(default_factory=list)  # unsafe fixes not applied (findings of the fixed text)
+    unsafe: int = 0
+    new_bytes: Optional[bytes] = None  # None: nothing changed
+    manual_lines: list = field(default_factory=list)  # (source, migrated) line of each finding without a fix
+    unsafe_lines: list = field(default_factory=list)  # the same for unsafe_left
+    changes: list = field(default_factory=list)  # change-log rows
+    applied: list = field(default_factory=list)
+    texts: tuple = ("", "")
+    diff: Optional[str] = None
+
+
+_fix_state: dict = {}
+
+
+def _init_fix_worker(settings: Settings) -> None:
+    from ascendify.scan.engine import Dispatch
+
+    _fix_state["settings"] = settings
+    _fix_state["dispatch"] = Dispatch.build(settings)
+
+
+def _fix_file(job: tuple) -> _FileFix:
+    """Fix one file: read it, apply fixes until nothing more applies, and (mode ``write``) write it."""
+    rel, path, manual, fixable, mode = job
+    settings: Settings = _fix_state["settings"]
+    out = _FileFix(rel, path)
+    src = read_source(path)
+    if isinstance(src, SourceProblem):
+        out.errors.append((rel, src.message))
+        return out
+    passes = _fix_passes(src, fixable, settings, rel, _fix_state.get("dispatch"))
+    text = passes.text
+    if passes.error:
+        out.errors.append((rel, passes.error))
+    # findings without a fix were counted by the caller; add only the unsafe fixes left out
+    unsafe_left = [f for f in passes.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes]
+    out.unsafe_left = unsafe_left
+    out.unsafe = passes.unsafe
+    if not passes.applied or text == src.text:
+        return out
+    lines = _FileLines(src, passes.texts)
+    last = len(passes.texts) - 1
+    out.manual_lines = [lines.of(f.line, 0) for f in manual]
+    out.unsafe_lines = [lines.of(f.line, last) for f in unsafe_left]
+    out.changes = [_change_row(f, lines.of(f.line, k)) for f, k in passes.applied]
+    out.applied = [f for f, _ in passes.applied]
+    out.texts = (src.text, text)
+    new_bytes = encode_source(src, text)
+    out.new_bytes = new_bytes
+    if mode == "diff":
+        if src.is_notebook:
+            a, b = src.raw.decode("utf-8", "replace"), new_bytes.decode("utf-8", "replace")
+        else:
+            a, b = src.text, text
+        out.diff = "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), "a/" + rel.lstrip("/"), "b/" + rel.lstrip("/")))
+    elif mode == "write":
+        try:
+            atomic_write(path, new_bytes)
+        except OSError as exc:
+            out.errors.append((rel, f"cannot write ({exc.strerror}); file left unchanged"))
+    return out
+
+
+def _map_files(todo: list, settings: Settings, jobs: Optional[int], progress: Optional[Callable[[int], None]]):
+    """:func:`_fix_file` of every job, in order: in ``jobs`` processes (default: CPU count) as the
+    scan does, in this one for few files or ``jobs=1``."""
+    from ascendify.scan.engine import _mp_context
+
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(todo) >= 16:
+        chunk = max(1, len(todo) // (jobs * 8))
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_init_fix_worker, initargs=(settings,),
+                                 mp_context=_mp_context()) as ex:
+            for out in ex.map(_fix_file, todo, chunksize=chunk):
+                if progress:
+                    progress(1)
+                yield out
+        return
+    _init_fix_worker(settings)
+    for job in todo:
+        out = _fix_file(job)
+        if progress:
+            progress(1)
+        yield out
+
+
 def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, out_dir: Optional[str] = None,
-             changelog: Optional[str] = None) -> FixRun:
+             changelog: Optional[str] = None, jobs: Optional[int] = None,
+             progress: Optional[Callable[[int], None]] = None) -> FixRun:
     """Fix every file of ``result`` that has applicable fixes.
 
     mode ``diff`` only builds ``run.diff``; ``write`` replaces files in place
@@ -359,7 +455,8 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     with fixed files written there, plus the change log (``changelog``,
     default ``out_dir/ascendify-changes.csv``).  Files under the output folder
     (a previous copy inside the project) are left out.  Files the copy lacks are
-    in ``run.problems``.
+    in ``run.problems``.  Files are fixed in ``jobs`` processes (default: CPU count, as the
+    scan); ``progress(1)`` is called after each file with fixes.
     """
     run = FixRun()
     by_file: dict[str, list[Finding]] = {}
@@ -373,6 +470,8 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
                 raise AscendifyError(f"{out_dir}: the output folder must differ from the input (use --write to edit in place)")
     diffs = []
     written: dict[str, bytes] = {}
+    jobs_todo: list = []
+    manual_of: dict = {}
     for rel in sorted(by_file):
         findings = by_file[rel]
         path = rel if os.path.exists(rel) else os.path.abspath(rel)
@@ -390,43 +489,26 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
                                         "so its fixes were not written there; fix that folder on its own"))
                 run.remaining.extend(fixable)
                 continue
-        src = read_source(path)
-        if isinstance(src, SourceProblem):
-            run.errors.append((rel, src.message))
+        manual_of[rel] = manual
+        jobs_todo.append((rel, path, manual, fixable, mode))
+    for out in _map_files(jobs_todo, settings, jobs, progress):
+        rel = out.rel
+        run.errors.extend(out.errors)
+        run.remaining.extend(out.unsafe_left)
+        run.unsafe_skipped += out.unsafe
+        if out.new_bytes is None:
             continue
-        passes = _fix_passes(src, fixable, settings, rel)
-        text = passes.text
-        if passes.error:
-            run.errors.append((rel, passes.error))
-        # findings without a fix were counted above; add only the unsafe fixes left out
-        unsafe_left = [f for f in passes.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes]
-        run.remaining.extend(unsafe_left)
-        run.unsafe_skipped += passes.unsafe
-        if not passes.applied or text == src.text:
-            continue
-        lines = _FileLines(src, passes.texts)
-        last = len(passes.texts) - 1
-        for f in manual:
-            run.lines[id(f)] = lines.of(f.line, 0)
-        for f in unsafe_left:
-            run.lines[id(f)] = lines.of(f.line, last)
+        for f, lines in zip(manual_of[rel], out.manual_lines):
+            run.lines[id(f)] = lines
+        for f, lines in zip(out.unsafe_left, out.unsafe_lines):
+            run.lines[id(f)] = lines
         run.files_changed.append(rel)
-        run.changes.extend(_change_row(f, lines.of(f.line, k)) for f, k in passes.applied)
-        run.applied.extend(f for f, _ in passes.applied)
-        run.texts[rel] = (src.text, text)
-        new_bytes = encode_source(src, text)
-        written[os.path.abspath(path)] = new_bytes
-        if mode == "diff":
-            if src.is_notebook:
-                a, b = src.raw.decode("utf-8", "replace"), new_bytes.decode("utf-8", "replace")
-            else:
-                a, b = src.text, text
-            diffs.append("".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), "a/" + rel.lstrip("/"), "b/" + rel.lstrip("/"))))
-        elif mode == "write":
-            try:
-                atomic_write(path, new_bytes)
-            except OSError as exc:
-                run.errors.append((rel, f"cannot write ({exc.strerror}); file left unchanged"))
+        run.changes.extend(out.changes)
+        run.applied.extend(out.applied)
+        run.texts[rel] = out.texts
+        written[os.path.abspath(out.path)] = out.new_bytes
+        if out.diff is not None:
+            diffs.append(out.diff)
     run.remaining.sort(key=Finding.sort_key)
     run.diff = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diffs)
     if mode == "output":

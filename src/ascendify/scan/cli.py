@@ -83,12 +83,59 @@ def _settings(paths, select, select_extend, ignore, ignore_extend, exclude, targ
     return s
 
 
-def _run_scan(paths, settings: Settings, cache_dir, no_cache, jobs, quiet=False) -> ScanResult:
+class FileProgress:
+    """Progress of a long phase over ``total`` files, on stderr: a rich bar on a TTY (more than
+    50 files), else (``lines``) one line every ``every`` seconds (``ascendify: fixing: 120/352
+    files, 10 s``) once a run takes that long.  Call it with the number of files done."""
+
+    def __init__(self, label: str, total: int, lines: bool = True, every: float = 10.0):
+        import time
+
+        self.label, self.total, self.every, self.done = label, total, every, 0
+        self._clock = time.monotonic
+        self._t0 = self._next = self._clock()
+        self._next += every
+        self.bar = None
+        self.lines = lines and not sys.stderr.isatty()
+        if sys.stderr.isatty() and total > 50:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
+
+            self.bar = Bar(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self._task = self.bar.add_task(label, total=total)
+            self.bar.start()
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.advance(self._task, n)
+        elif self.lines:
+            now = self._clock()
+            if now >= self._next:
+                self._next = now + self.every
+                click.echo(f"ascendify: {self.label}: {self.done}/{self.total} files, {now - self._t0:.0f} s", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _run_scan(paths, settings: Settings, cache_dir, no_cache, jobs, quiet=False, lines=False) -> ScanResult:
     problems: list[tuple[str, str]] = []
     entries = discover(paths, settings, lambda p, m: problems.append((p, m)))
     cache = None if no_cache else (cache_dir or default_cache_dir())
     progress_cb = None
     bar = None
+    if lines and not quiet and not sys.stderr.isatty():
+        ticker = FileProgress("scanning", len(entries))
+        try:
+            result = scan_files(entries, settings, cache, jobs, ticker)
+        finally:
+            ticker.close()
+        result.problems = problems
+        return result
     if not quiet and sys.stderr.isatty() and len(entries) > 50:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -196,10 +243,14 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
         warning = stale_output_warning(out_dir)
         if warning:
             click.echo(f"ascendify: warning: {warning}", err=True)
-    result = _run_scan(paths, settings, cache_dir, no_cache, jobs)
+    result = _run_scan(paths, settings, cache_dir, no_cache, jobs, lines=True)
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
-    run = fix_tree(paths, result, settings, mode, out_dir)
+    progress = FileProgress("fixing", len({f.path for f in result.findings if f.fix is not None}))
+    try:
+        run = fix_tree(paths, result, settings, mode, out_dir, jobs=jobs, progress=progress)
+    finally:
+        progress.close()
     if mode == "diff":
         click.echo(run.diff, nl=False)
     report_fix_run(run)
