@@ -44,6 +44,7 @@ _CUDA_TESTS = frozenset({"torch.cuda.is_available", "torch.cuda.is_initialized",
                          "torch.cuda.nccl.is_available", "torch.distributed.is_nccl_available"})
 _NPU_TESTS = frozenset({"torch.npu.is_available", "torch_npu.npu.is_available", "torch.npu.device_count"})
 _NPU_NAMES = re.compile(r"^(is_)?(torch_)?npu_(is_)?available$|^is_torch_npu_available$|^is_npu_available$|^npu_available$|^has_npu$|^is_npu$|^use_npu$", re.IGNORECASE)
+_CUDA_NAMES = re.compile(r"^is_torch_cuda_available$|^is_cuda_available$|^cuda_is_available$")
 _ACCEL_TESTS = frozenset({"torch.accelerator.is_available", "torch.accelerator.device_count"})
 _OTHER_FUNCS = {
     "is_torch_xpu_available": "xpu", "is_xpu_available": "xpu", "is_torch_mps_available": "mps", "is_mps_available": "mps",
@@ -193,6 +194,8 @@ class Branches:
     def _named(self, last: str, q: str = "") -> Truth:
         if _NPU_NAMES.match(last):
             return Truth(T, "npu")
+        if _CUDA_NAMES.match(last):  # is_torch_cuda_available() (transformers, LLaMA-Factory)
+            return Truth(F, "cuda")
         if last in _OTHER_FUNCS:
             return Truth(F, "other", _OTHER_FUNCS[last])
         avail = _intent_index()[0]
@@ -366,6 +369,9 @@ class Branches:
                 if _COMPAT_ERRORS & set(g.handlers):
                     ctx.compat = True
                 continue
+            if not g.polarity and _probes_new_torch(g.test):  # `X if hasattr(torch, "accelerator") else <old API>`
+                ctx.compat = True
+                continue
             t = self.truth(g.test)
             if t.kind is None:
                 lib = self._intent_of_branch(g)
@@ -387,6 +393,12 @@ class Branches:
                 ctx.other, ctx.other_name = True, ctx.other_name or t.detail
             elif t.kind == "intent" and eff is False:
                 ctx.intent, ctx.intent_lib = True, ctx.intent_lib or t.detail
+        if not ctx.npu_aware:
+            stmt = statement_of(node)
+            if isinstance(stmt, ast.If) and stmt.test is not node and _inside(node, stmt.test) and self._chain_has_npu(Guard(stmt.test, True, "if", stmt)):
+                ctx.npu_aware = True  # `if torch.cuda.is_available(): ... elif is_torch_npu_available(): ...`
+            elif isinstance(stmt, ast.If) and stmt.test is node and self._chain_has_npu(Guard(stmt.test, True, "if", stmt)):
+                ctx.npu_aware = True
         self._ctx[key] = ctx
         return ctx
 
@@ -475,6 +487,24 @@ def _word_pattern():
     _avail, roots, words, _p = _intent_index()
     names = sorted({w for w in list(words) + [r for r in roots if "." not in r] if len(w) > 3 and w.isidentifier()}, key=len, reverse=True)
     return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else re.compile(r"(?!x)x")
+
+
+_NEW_TORCH_ATTRS = frozenset({"accelerator", "get_device_module", "amp", "compiler", "get_autocast_dtype"})
+
+
+def _probes_new_torch(test: ast.AST) -> bool:
+    """``hasattr(torch, "accelerator")``: the other branch is a fallback for an older torch."""
+    return (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and len(test.args) == 2
+            and isinstance(test.args[1], ast.Constant) and test.args[1].value in _NEW_TORCH_ATTRS)
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    n = node
+    while n is not None:
+        if n is outer:
+            return True
+        n = getattr(n, "_asc_parent", None)
+    return False
 
 
 def _mentions_npu(test: ast.AST) -> bool:

@@ -122,6 +122,8 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
         if c.npu_aware or c.other:
             continue
         if c.intent:
+            if c.dead and c.dead_origin is not None:  # CUDA-only-by-intent code under the guard: it holds the guard back
+                groups.setdefault(_group_key(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
             lib = library(c.intent_lib) or {}
             alt = lib.get("alternative", "")
             f.fix = None
@@ -134,16 +136,23 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
         if c.compat:
             f.fix = None
             f.severity = "info"
-            f.message += " — a fallback for older versions in an `except` handler: left as written"
+            f.message += " — a fallback for older versions (an `except` handler, or the other side of `hasattr(torch, ...)`): left as written"
             out.append(f)
             continue
         if c.dead and c.dead_origin is not None:
-            groups.setdefault(id(c.dead_origin), (c.dead_origin, []))[1].append(f)
+            groups.setdefault(_group_key(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
         out.append(f)
     if not groups:
         return out
-    for origin, body in groups.values():
-        guard = [f for f in out if id(f) in contexts and nodes.get(id(f)) is not None and _covers(nodes[id(f)], origin) and f not in body]
+    origins: dict = {}  # group key -> every origin node with that key (the same test written twice)
+    for f in out:
+        c = contexts.get(id(f))
+        if c is not None and c.dead and c.dead_origin is not None:
+            origins.setdefault(_group_key(c.dead_origin, nodes[id(f)]), set()).add(c.dead_origin)
+    for key, (origin, body) in groups.items():
+        same = origins.get(key, {origin}) | {origin}
+        guard = [f for f in out if id(f) in contexts and nodes.get(id(f)) is not None and f not in body
+                 and (any(_covers(nodes[id(f)], o) for o in same) or _group_key(nodes[id(f)], nodes[id(f)]) == key)]
         line = getattr(origin, "lineno", 0)
         fixable_guard = [g for g in guard if g.fix is not None]
         # what must change with the guard: the body's CUDA code (errors and silent downgrades); its
@@ -182,7 +191,27 @@ def test_decorator(d: ast.AST) -> bool:
     conditions and data (not code such as ``@torch.amp.custom_fwd(device_type="cuda")``)."""
     f = d.func if isinstance(d, ast.Call) else d
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-    return name in TEST_DECORATORS
+    if name in TEST_DECORATORS:
+        return True
+    while isinstance(f, ast.Attribute):  # any @pytest.mark.X(...) (a project's own marks: runs_on(["cuda"]))
+        if f.attr == "mark":
+            return True
+        f = f.value
+    return False
+
+
+def _group_key(origin: ast.AST, node: ast.AST) -> tuple:
+    """Guards that test the same thing in one function change together or not at all
+    (``if torch.cuda.is_available(): log_msg = ... {memory}`` and, later, the ``.format(memory=...)``
+    under the same test): the function and the test as written."""
+    fn = node
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        fn = getattr(fn, "_asc_parent", None)
+    try:
+        text = ast.dump(origin)
+    except Exception:  # noqa: BLE001
+        text = str(id(origin))
+    return (id(fn), text)
 
 
 def _in_decorator(node: ast.AST) -> bool:

@@ -368,6 +368,9 @@ def _is_data(node: ast.AST) -> bool:
     return False
 
 
+_DEVICE_NAMES = frozenset({"hip", "rocm", "xpu", "mps", "hpu", "npu", "cpu", "gpu", "mlu", "musa", "xla", "tpu"})
+
+
 def _is_enum(cls: ast.ClassDef) -> bool:
     for b in cls.bases:
         name = b.attr if isinstance(b, ast.Attribute) else b.id if isinstance(b, ast.Name) else ""
@@ -442,6 +445,9 @@ def literal_owner(node: ast.AST, ctx) -> Optional[str]:
     if isinstance(p, ast.Dict):
         if any(k is node for k in p.keys):  # a key is a tag to look up (a saved location in a map_location dict), not a device
             return "skip"
+        for k, v in zip(p.keys, p.values):
+            if v is node and isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value in _DEVICE_NAMES:
+                return "skip"  # {"hip": "cuda"}: a mapping between device names (ROCm reports "cuda"), data
         kw = parent(p)
         if isinstance(kw, ast.keyword) and kw.arg == "map_location":
             return "DEV005" if any(v is node for v in p.values) else "skip"
