@@ -3,7 +3,7 @@ import torch.nn as nn
 from torch.amp import autocast as ac, GradScaler  # expect: AMP001
 from torch import amp  # expect: AMP001
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 model = nn.Linear(4, 2)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)

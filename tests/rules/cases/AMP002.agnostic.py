@@ -1,7 +1,7 @@
 import torch
 from torch import autocast
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 scaler = torch.amp.GradScaler(device=DEVICE_TYPE, enabled=DEVICE_TYPE != "cpu")  # expect: AMP002
 scaler2 = torch.amp.GradScaler(DEVICE_TYPE, init_scale=1024, enabled=use_amp and DEVICE_TYPE != "cpu")  # expect: AMP002

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 model = nn.Linear(2, 2).to(DEVICE_TYPE)  # expect: DEV001
 x = torch.ones(2).to(DEVICE_TYPE, non_blocking=True)  # expect: DEV001

@@ -1,7 +1,7 @@
 import torch
 from torch import device as Device
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 d0 = torch.device(DEVICE_TYPE)  # expect: DEV003
 d1 = torch.device(f"{DEVICE_TYPE}:0")  # expect: DEV003

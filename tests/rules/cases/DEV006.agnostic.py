@@ -3,7 +3,7 @@ import os
 
 import torch
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--gpu", type=int, default=0)

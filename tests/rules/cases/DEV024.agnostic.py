@@ -2,7 +2,7 @@ import argparse
 
 import torch
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 DEVICE = DEVICE_TYPE  # expect: DEV024
 parser = argparse.ArgumentParser()

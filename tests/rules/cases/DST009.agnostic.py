@@ -3,7 +3,7 @@ import os
 import torch
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 local_rank = int(os.environ["LOCAL_RANK"])
 model = FSDP(torch.nn.Linear(2, 2), device_id=torch.device(DEVICE_TYPE, local_rank))  # expect: DST009

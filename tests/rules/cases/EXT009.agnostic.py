@@ -1,7 +1,7 @@
 import torch
 from transformers import AutoModelForCausalLM, pipeline
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 model = AutoModelForCausalLM.from_pretrained("m", device_map=DEVICE_TYPE)  # expect: EXT009
 model2 = AutoModelForCausalLM.from_pretrained(

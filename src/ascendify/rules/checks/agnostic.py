@@ -2,10 +2,13 @@
 
 Agnostic fixes refer to one module-level name, added once after the imports::
 
-    DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+    DEVICE_TYPE = (torch.accelerator.current_accelerator().type if torch.accelerator.is_available()
+                   and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu")
 
 so the same file runs on CUDA, on Ascend (torch_npu registers ``npu`` as the
-current accelerator) and on a CPU-only machine.  ``torch.accelerator`` exists
+current accelerator) and on a CPU-only machine.  Other accelerators (Apple MPS, Intel XPU) give
+``"cpu"``, as ``"cuda" if torch.cuda.is_available() else "cpu"`` did: the migration must not move a
+CUDA-or-CPU program onto MPS, where its behaviour (dtypes, autocast, missing ops) differs.  ``torch.accelerator`` exists
 from torch 2.6 on (PyTorch docs, "torch.accelerator").
 """
 
@@ -38,5 +41,6 @@ def prelude(ctx) -> Optional[Edit]:
     if t is None:
         return None
     return ctx.add_prelude(
-        f'{NAME} = {t}.accelerator.current_accelerator().type if {t}.accelerator.is_available() else "cpu"'
+        f'{NAME} = {t}.accelerator.current_accelerator().type if {t}.accelerator.is_available() '
+        f'and {t}.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"'
     )

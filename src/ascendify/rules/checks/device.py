@@ -704,7 +704,8 @@ def cuda_is_available(node: ast.Call, ctx) -> None:
             if choice is not None and choice.body.value == "cuda":
                 f = fix(ctx.replace(choice, agn.NAME), pre, operation="use DEVICE_TYPE for the device choice")
             else:
-                edits = [ctx.replace(node, f"{t}.accelerator.is_available()")]
+                # not torch.accelerator.is_available(): that is true on Apple MPS, where the CUDA test was false
+                edits = [ctx.replace(node, _paren(node, f'{agn.NAME} != "cpu"')), pre]
                 if choice is not None:
                     edits += literal_edits(ctx, choice.body, "agnostic") or []
                 f = fix(*edits, operation="test for any accelerator instead of CUDA")

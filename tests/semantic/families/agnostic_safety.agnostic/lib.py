@@ -4,7 +4,7 @@ from .utils import is_torch_available
 if is_torch_available():
     import torch
     import torch.distributed as dist
-    DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+    DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 
 def place(model, local_rank):

@@ -5,7 +5,7 @@ import torch.distributed as dist
 
 from conf.settings import BACKEND, GPU, LOG_EVERY
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 
 def setup(use_gpu):

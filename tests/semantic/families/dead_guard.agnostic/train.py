@@ -1,11 +1,11 @@
 """Code under a CUDA-only test is dead on an Ascend host: the test is the finding."""
 import torch
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 
 def setup(model):
-    if torch.accelerator.is_available():  # expect: DEV007
+    if DEVICE_TYPE != "cpu":  # expect: DEV007
         model = model.to(DEVICE_TYPE)  # expect: DEV001
         torch.accelerator.synchronize()  # expect: DEV008
     return model
@@ -20,7 +20,7 @@ def gated(model):
 
 
 def early_exit(x):
-    if not torch.accelerator.is_available():  # expect: DEV007
+    if not (DEVICE_TYPE != "cpu"):  # expect: DEV007
         return x
     return x.to(DEVICE_TYPE)  # expect: DEV001
 
@@ -33,7 +33,7 @@ def on_device(x, device):
 
 class Runner:
     def __init__(self):
-        self.use_cuda = torch.accelerator.is_available()  # expect: DEV007
+        self.use_cuda = DEVICE_TYPE != "cpu"  # expect: DEV007
 
     def step(self, x):
         if self.use_cuda:
@@ -42,12 +42,12 @@ class Runner:
 
 
 def either(x):
-    return x.to(DEVICE_TYPE) if torch.accelerator.is_available() else x  # expect: DEV001, DEV007
+    return x.to(DEVICE_TYPE) if DEVICE_TYPE != "cpu" else x  # expect: DEV001, DEV007
 
 
 def requires_gpu(rank, model):
     # an assert stops the run: the test is the error, and what follows is the main path (not dead)
-    assert torch.accelerator.is_available(), "Training currently requires at least one GPU."  # expect: DEV007
+    assert DEVICE_TYPE != "cpu", "Training currently requires at least one GPU."  # expect: DEV007
     device = rank % torch.accelerator.device_count()  # expect: DEV008
     return model.to(f"{DEVICE_TYPE}:{device}")  # expect: DEV006
 

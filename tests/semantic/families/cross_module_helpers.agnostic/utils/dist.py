@@ -1,7 +1,7 @@
 import torch
 import torch.distributed as dist
 
-DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"
 
 
 def setup_distributed(rank):
