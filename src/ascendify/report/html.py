@@ -100,7 +100,7 @@ def _read_source(rel: str, path_base: str) -> Optional[list[tuple]]:
     module the code cells are joined into); notebooks show each code cell
     under a "Cell N" header, numbered from 1 as Jupyter does, magics as written.
     """
-    from ascendify.scan.source import MAGIC_PREFIX, SourceFile, read_source
+    from ascendify.scan.source import CODE_MAGIC, MAGIC_PREFIX, SourceFile, read_source, unmask_line
 
     for cand in (os.path.join(path_base, rel), rel):
         if os.path.isfile(cand):
@@ -114,8 +114,8 @@ def _read_source(rel: str, path_base: str) -> Optional[list[tuple]]:
                     out.append((n, "", "", f"Cell {cell}"))
                     continue
                 k += 1
-                if text.startswith(MAGIC_PREFIX):
-                    text = text[len(MAGIC_PREFIX):]
+                if MAGIC_PREFIX in text or CODE_MAGIC in text:
+                    text = unmask_line(text)  # magics as written in the cell (also indented ones)
                 out.append((n, k if src.is_notebook else n, text, None))
             return out
     return None
