@@ -584,11 +584,14 @@ class _Text:
             return None
         first, last = g[1][0].lineno, g[1][-1].end_lineno
         k = first - 1
+        body = "\n".join(self.line(n) for n in range(first, last + 1)).strip()
         while k >= 1 and (not self.line(k).strip() or self.line(k).lstrip().startswith("#")):
             if self.line(k).strip():
-                raise _NeedTree
+                # LibCST's code for the statement starts with those comment lines, so it equals no
+                # statement text the fix inserts: the same answer without a tree
+                return self.line(k).strip() + "\n" + body
             k -= 1
-        return "\n".join(self.line(n) for n in range(first, last + 1)).strip()
+        return body
 
     def blocks(self):
         """(in a sub-block, statement groups) as ``_blocks`` walks them."""
