@@ -25,6 +25,9 @@ from ascendify.rules.registry import FILE_CHECKS, NODE_CHECKS, Rule, load_checks
 from ascendify.scan.context import FileContext
 from ascendify.scan.finding import Edit, Finding, Fix
 from ascendify.scan.source import MAX_FILE_BYTES, SourceFile, SourceProblem, read_source
+from ascendify.semantic import SemanticModel
+from ascendify.semantic.policy import POLICY_PREFIXES, apply_policy, import_policy
+from ascendify.semantic.project import join, summarize
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -50,8 +53,6 @@ class RuleContext(FileContext):
         """The file's :class:`ascendify.semantic.SemanticModel` (built on first use)."""
         m = self._model
         if m is None:
-            from ascendify.semantic import SemanticModel
-
             m = self._model = SemanticModel(self.tree, self)
         return m
 
@@ -356,14 +357,14 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return _parse_and_analyze(src, rel_path, settings, dispatch, summary_out, rules)
+        return _parse_and_analyze(src, rel_path, settings, dispatch, summary_out)
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def _parse_and_analyze(src: SourceFile, rel_path: str, settings: Settings, dispatch: Dispatch,
-                       summary_out: Optional[list], rules: dict) -> list[Finding]:
+                       summary_out: Optional[list]) -> list[Finding]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes in user code
@@ -375,9 +376,7 @@ def _parse_and_analyze(src: SourceFile, rel_path: str, settings: Settings, dispa
             where = f" (cell {cell}, line {cell_line})" if cell else ""
         else:
             where = ""
-        hint = " — Python 2 code? port it to Python 3 first" if "print" in (exc.text or "") and "Missing parentheses" in str(exc.msg) else ""
-        if not hint and sys.version_info < (3, 13):
-            hint = _newer_syntax_hint(src.text)
+        hint = _syntax_hint(exc.text or "", str(exc.msg), src.text)
         f = Finding("SYN001", f"syntax error: {exc.msg}{where}{hint}", rel_path, line, max((exc.offset or 1) - 1, 0), line, max((exc.offset or 1) - 1, 0), "error", "parse")
         if src.is_notebook:
             f.cell, f.cell_line = src.cell_of(line)
@@ -386,7 +385,7 @@ def _parse_and_analyze(src: SourceFile, rel_path: str, settings: Settings, dispa
         f = Finding("SYN001", f"cannot parse: {exc}", rel_path, 1, 0, 1, 0, "error", "parse")
         return [f] if settings.enabled("SYN001", rel_path) else []
 
-    ctx = RuleContext(tree, src, rel_path, settings, rules)
+    ctx = RuleContext(tree, src, rel_path, settings, dispatch.rules)
     try:
         out = _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out)
     finally:
@@ -396,14 +395,20 @@ def _parse_and_analyze(src: SourceFile, rel_path: str, settings: Settings, dispa
     return out
 
 
+def _syntax_hint(bad_line: str, message: str, text: str) -> str:
+    """What to do about a syntax error in ``text`` ('' when nothing better than the message):
+    Python 2 code, or syntax newer than this interpreter."""
+    if "print" in bad_line and "Missing parentheses" in message:
+        return " — Python 2 code? port it to Python 3 first"
+    return _newer_syntax_hint(text) if sys.version_info < (3, 13) else ""
+
+
 def _cell_syntax_findings(src: SourceFile, rel_path: str) -> list[Finding]:
     """One SYN001 finding per notebook code cell that does not parse on its own (the cell is
     comment lines in the module that was analysed, so the other cells' findings stand)."""
     out = []
     for p in src.cell_problems:
-        hint = " — Python 2 code? port it to Python 3 first" if "print" in p.bad_line and "Missing parentheses" in p.message else ""
-        if not hint and sys.version_info < (3, 13) and p.message.startswith("syntax error"):
-            hint = _newer_syntax_hint(p.text)
+        hint = _syntax_hint(p.bad_line, p.message, p.text) if p.message.startswith("syntax error") else ""
         line = src.line_of(p.index, p.line)
         f = Finding("SYN001", f"{p.message} (cell {p.cell}, line {p.line}){hint}", rel_path, line, p.col, line, p.col, "error", "parse")
         f.cell, f.cell_line = p.cell, p.line
@@ -431,17 +436,11 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
         ctx.current_code = code
         fn(ctx)
     if ctx.findings:
-        from ascendify.semantic.policy import POLICY_PREFIXES, apply_policy
-
         if any(f.code.startswith(POLICY_PREFIXES) for f in ctx.findings):
-            ctx.findings = apply_policy(ctx.findings, ctx.finding_nodes, ctx.model, ctx)
+            ctx.findings = apply_policy(ctx.findings, ctx)
         if settings.target == "npu":
-            from ascendify.semantic.policy import import_policy
-
             import_policy(ctx.findings, ctx)
     if summary_out is not None and not src.is_notebook:
-        from ascendify.semantic.project import summarize
-
         try:
             summary_out.append(summarize(ctx, ctx.findings))
         except RecursionError:  # absurd nesting: no summary, the file's own findings stand
@@ -707,8 +706,6 @@ def scan_files(
         _init_worker(settings, cache_dir)
         _collect(map(_scan_one, pending), result, progress)
     if len(result.summaries) > 1:
-        from ascendify.semantic.project import join
-
         result.findings.extend(join(result.summaries, settings, load_rules(), result.findings))
     result.findings.sort(key=Finding.sort_key)
     return result

@@ -86,8 +86,10 @@ def _npu_entry_fix(ctx, table: tuple) -> Optional[Fix]:
     return Fix((Edit("replace", text, start, end),), True, 'add an "npu" entry to the device-keyed table')
 
 
-def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
-    """The findings of one file after the branch policy (see the module docstring)."""
+def apply_policy(findings: list, ctx) -> list:
+    """The findings of one file (``ctx``: its RuleContext after the walk) after the branch policy
+    (see the module docstring)."""
+    nodes, model = ctx.finding_nodes, ctx.model
     out: list = []
     groups: dict = {}  # id(origin) -> (origin, [body findings])
     contexts: dict = {}
@@ -96,7 +98,7 @@ def apply_policy(findings: list, nodes: dict, model, ctx=None) -> list:
         if node is None or not f.code.startswith(POLICY_PREFIXES):
             out.append(f)
             continue
-        table = _device_keyed(node) if ctx is not None else None
+        table = _device_keyed(node)
         if table is not None:  # the NPU never looks the "cuda" key up: add an "npu" entry, keep "cuda"
             if any(isinstance(x, ast.Constant) and x.value == "npu" for x in table[0].keys):
                 continue
