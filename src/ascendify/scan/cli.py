@@ -126,29 +126,12 @@ def _run_scan(paths, settings: Settings, cache_dir, no_cache, jobs, quiet=False,
     problems: list[tuple[str, str]] = []
     entries = discover(paths, settings, lambda p, m: problems.append((p, m)))
     cache = None if no_cache else (cache_dir or default_cache_dir())
-    progress_cb = None
-    bar = None
-    if lines and not quiet and not sys.stderr.isatty():
-        ticker = FileProgress("scanning", len(entries))
-        try:
-            result = scan_files(entries, settings, cache, jobs, ticker)
-        finally:
-            ticker.close()
-        result.problems = problems
-        return result
-    if not quiet and sys.stderr.isatty() and len(entries) > 50:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-        task = bar.add_task("scan", total=len(entries))
-        bar.start()
-        progress_cb = lambda n: bar.advance(task, n)  # noqa: E731
+    progress = None if quiet else FileProgress("scanning", len(entries), lines=lines)
     try:
-        result = scan_files(entries, settings, cache, jobs, progress_cb)
+        result = scan_files(entries, settings, cache, jobs, progress)
     finally:
-        if bar is not None:
-            bar.stop()
+        if progress is not None:
+            progress.close()
     result.problems = problems
     return result
 
