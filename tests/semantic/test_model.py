@@ -111,3 +111,49 @@ def test_stored_flag_truth():
     model, node = _model("self.use_cuda", where="m")
     t = model.truth(node)
     assert (t.value, t.kind) == (False, "cuda")
+
+
+CONTEXT_SRC = """import torch
+
+try:
+    import apex
+except ImportError:
+    apex = None
+
+
+def f(x):
+    if torch.cuda.is_available():
+        a = x.cuda()
+    else:
+        b = x
+    try:
+        c = torch.get_autocast_dtype("cuda")
+    except AttributeError:
+        c = torch.get_autocast_gpu_dtype()
+    d = torch.accelerator.current_accelerator() if hasattr(torch, "accelerator") else torch.cuda.current_device()
+    return a, b, c, d
+"""
+
+
+def _context_of(src_text: str, name: str, which: int = 0):
+    tree = ast.parse(src_text)
+    ctx = RuleContext(tree, SourceFile(path="c.py", text=src_text, raw=src_text.encode()), "c.py", Settings().validate(), {})
+    _walk(tree, {}, ctx, {})
+    targets = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    return ctx.model.context(targets[which].value)
+
+
+def test_context_flags():
+    dead = _context_of(CONTEXT_SRC, "a")
+    assert dead.dead and isinstance(dead.dead_origin, ast.Call) and not dead.cpu_fallback
+    fallback = _context_of(CONTEXT_SRC, "b")
+    assert fallback.cpu_fallback and not fallback.dead
+    assert not _context_of(CONTEXT_SRC, "c", 0).compat and _context_of(CONTEXT_SRC, "c", 1).compat
+    assert _context_of(CONTEXT_SRC, "apex").compat  # `apex = None` in `except ImportError`
+    tree = ast.parse(CONTEXT_SRC)
+    ctx = RuleContext(tree, SourceFile(path="c.py", text=CONTEXT_SRC, raw=CONTEXT_SRC.encode()), "c.py", Settings().validate(), {})
+    _walk(tree, {}, ctx, {})
+    imp = next(n for n in ast.walk(tree) if isinstance(n, ast.Import) and n.names[0].name == "apex")
+    assert ctx.model.context(imp).import_guarded
+    ifexp = next(n for n in ast.walk(tree) if isinstance(n, ast.IfExp))
+    assert ctx.model.context(ifexp.orelse).compat and not ctx.model.context(ifexp.body).compat

@@ -121,7 +121,6 @@ class Bindings:
     """Scopes, bindings and statement facts of one module."""
 
     def __init__(self, tree: ast.Module, record=None):
-        self.tree = tree
         self._record = record  # called with (stmt, scope node) for every statement (FileContext's tables)
         self.module_scope = Scope("module", tree, None)
         self.stmts: dict = {}  # id(stmt) -> StmtInfo

@@ -114,20 +114,19 @@ def _not(t: Truth) -> Truth:
 class Context:
     """What the guards around one node mean on an Ascend host.
 
-    ``dead``: a guard that is false there because it tests for CUDA (the guard node is
-    ``dead_guard``: its test is what to fix); ``npu_aware``: the code sits in an NPU branch or
-    is the CUDA side of a chain that has one; ``other``: in another accelerator's branch
-    (``other_name`` says which); ``intent``: CUDA-only by intent (``intent_lib``); ``cpu_fallback``:
-    the branch an NPU host falls into when a CUDA-only guard is false; ``compat``: an
-    ``except AttributeError/ImportError`` fallback for older libraries.
+    ``dead``: under a guard that is false there because it tests for CUDA (``dead_origin`` is the
+    expression that makes it false, e.g. the ``is_available()`` call: what to fix); ``npu_aware``:
+    in an NPU branch or the CUDA side of a chain that has one; ``other``: in another accelerator's
+    branch; ``intent``: CUDA-only by intent (``intent_lib``); ``cpu_fallback``: the branch an NPU
+    host falls into when a CUDA-only guard is false; ``compat``: a fallback for older versions
+    (``except AttributeError/ImportError``, the other side of ``hasattr(torch, "accelerator")``);
+    ``import_guarded``: in a ``try`` whose handlers catch ``ImportError``.
     """
 
     dead: bool = False
-    dead_guard: Optional[ast.AST] = None  # the test expression
-    dead_origin: Optional[ast.AST] = None  # the CUDA test that makes it false (the is_available() call, the comparison)
+    dead_origin: Optional[ast.AST] = None
     npu_aware: bool = False
     other: bool = False
-    other_name: str = ""
     intent: bool = False
     intent_lib: str = ""
     cpu_fallback: bool = False
@@ -332,7 +331,8 @@ class Branches:
         """Expression-level and statement-level guards of ``node``, innermost first."""
         out: list = []
         child = node
-        p = getattr(node, "_asc_parent", None)
+        # a statement's own guards are its StmtInfo's (not those of the statement holding it)
+        p = node if isinstance(node, (ast.stmt, ast.ExceptHandler)) else getattr(node, "_asc_parent", None)
         while p is not None and not isinstance(p, (ast.stmt, ast.ExceptHandler)):
             pc = p.__class__
             if pc is ast.IfExp:
@@ -386,11 +386,11 @@ class Branches:
                     if self._chain_has_npu(g):
                         ctx.npu_aware = True
                     elif not ctx.dead:
-                        ctx.dead, ctx.dead_guard, ctx.dead_origin = True, g.test, t.origin
+                        ctx.dead, ctx.dead_origin = True, t.origin
                 elif eff is True and t.value is not None:
                     ctx.cpu_fallback = True
             elif t.kind == "other" and eff is False and g.polarity:
-                ctx.other, ctx.other_name = True, ctx.other_name or t.detail
+                ctx.other = True
             elif t.kind == "intent" and eff is False:
                 ctx.intent, ctx.intent_lib = True, ctx.intent_lib or t.detail
         if not ctx.npu_aware:

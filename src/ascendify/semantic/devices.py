@@ -406,21 +406,5 @@ class DeviceValues:
         return _U
 
 
-def is_cuda(value: frozenset) -> bool:
-    return any(a[0] == CUDA for a in value)
-
-
-def index_origin(value: frozenset) -> Optional[str]:
-    """The origin of an ordinal in ``value`` (``"env"``, ``"rank"``, ...) or None; ``"name"`` only
-    when nothing better is known."""
-    origins = [a[1] for a in value if a[0] == INDEX]
-    if not origins:
-        return None
-    for o in origins:
-        if o != "name":
-            return o
-    return "name"
-
-
 def only(value: frozenset, *allowed: str) -> bool:
     return bool(value) and all(a[0] in allowed for a in value)

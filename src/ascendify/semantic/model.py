@@ -51,11 +51,3 @@ class SemanticModel:
                         calls.setdefault(f.attr, []).append(n)
             self._calls = calls
         return self._calls.get(name, [])
-
-    def enclosing_def(self, node: ast.AST) -> Optional[ast.AST]:
-        p = getattr(node, "_asc_parent", None)
-        while p is not None:
-            if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return p
-            p = getattr(p, "_asc_parent", None)
-        return None

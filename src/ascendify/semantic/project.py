@@ -29,7 +29,6 @@ import os
 from typing import Optional
 
 from ascendify.scan.finding import Edit, Finding, Fix, severity_rank
-from ascendify.semantic import devices as dv
 
 _WORK_SEVERITIES = ("error", "silent")
 _WORK_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT", "IMP")
@@ -53,10 +52,6 @@ def _span(ctx, node: ast.AST) -> list:
     """[line, col, end_line, end_col] of ``node`` in characters (the Edit convention)."""
     (line, col), (end_line, end_col) = ctx.span(node)
     return [line, col, end_line, end_col]
-
-
-def _atoms(value: frozenset) -> list:
-    return sorted([a[0], a[1]] for a in value if a[0] != dv.UNKNOWN)
 
 
 def _imports(ctx) -> dict:
