@@ -128,21 +128,41 @@ class _Rewriter(cst.CSTTransformer):
         if edit.kind == "string":  # new value for a plain string literal, same prefix and quotes
             if not isinstance(node, cst.SimpleString) or "b" in node.prefix.lower():
                 return None
-            quote, body = node.quote, edit.text
-            if "r" not in node.prefix.lower():
-                body = body.replace("\\", "\\\\")
-            elif "\\" in body or quote[0] in body:
-                return None
-            body = body.replace(quote[0], "\\" + quote[0]) if len(quote) == 1 else body
-            if len(quote) == 1 and "\n" in body:
-                body = body.replace("\n", "\\n")
-            return node.with_changes(value=f"{node.prefix}{quote}{body}{quote}")
+            value = _string_literal(node.prefix, node.quote, edit.text)
+            return None if value is None else node.with_changes(value=value)
         if edit.kind == "replace":
             new = cst.parse_expression(edit.text)
             if getattr(node, "lpar", None) and hasattr(new, "lpar"):
                 new = new.with_changes(lpar=node.lpar, rpar=node.rpar)
             return new
         return None
+
+
+def _string_literal(prefix: str, quote: str, value: str) -> Optional[str]:
+    """A str literal with ``prefix`` and ``quote`` whose value is ``value`` (None: a raw string
+    cannot hold it).  Both engines write a ``string`` edit with it."""
+    body = value
+    if "r" not in prefix.lower():
+        body = body.replace("\\", "\\\\")
+    elif "\\" in body or quote[0] in body:
+        return None
+    body = body.replace(quote[0], "\\" + quote[0]) if len(quote) == 1 else body
+    if len(quote) == 1 and "\n" in body:
+        body = body.replace("\n", "\\n")
+    return f"{prefix}{quote}{body}{quote}"
+
+
+def _statements(fixes: list[Finding], placed: set) -> tuple[list, list]:
+    """(imports, preludes) that the ``placed`` fixes add, each once, in fix order."""
+    imports, preludes = [], []
+    for f in fixes:
+        if id(f) in placed:
+            for e in f.fix.edits:
+                if e.kind == "add_import" and e.text not in imports:
+                    imports.append(e.text)
+                elif e.kind == "add_prelude" and e.text not in preludes:
+                    preludes.append(e.text)
+    return imports, preludes
 
 
 def _stmt_code(stmt: cst.CSTNode) -> str:
@@ -322,16 +342,10 @@ def _transform(text: str, fixes: list[Finding]) -> tuple[str, set]:
     new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewriter)
     placed = set()
     placed_edits = {(e.kind, e.text, e.start, e.end) for bucket in edits.values() for e in bucket if id(e) in rewriter.done}
-    imports, preludes = [], []
     for f in fixes:
-        ok = all((e.kind, e.text, e.start, e.end) in placed_edits for e in f.fix.edits if e.kind in _POS_KINDS)
-        if ok:
+        if all((e.kind, e.text, e.start, e.end) in placed_edits for e in f.fix.edits if e.kind in _POS_KINDS):
             placed.add(id(f))
-            for e in f.fix.edits:
-                if e.kind == "add_import" and e.text not in imports:
-                    imports.append(e.text)
-                elif e.kind == "add_prelude" and e.text not in preludes:
-                    preludes.append(e.text)
+    imports, preludes = _statements(fixes, placed)
     for stmt in reversed(preludes):
         new_module = _insert_prelude(new_module, stmt)
     for stmt in imports:
@@ -420,15 +434,7 @@ def _string_text(snippet: str, value: str) -> Optional[str]:
     if not set(prefix.lower()) <= {"r", "u"}:
         return None
     quote = rest[:3] if rest[:3] in ('"""', "\'\'\'") else rest[:1]
-    body = value
-    if "r" not in prefix.lower():
-        body = body.replace("\\", "\\\\")
-    elif "\\" in body or quote[0] in body:
-        return None
-    body = body.replace(quote[0], "\\" + quote[0]) if len(quote) == 1 else body
-    if len(quote) == 1 and "\n" in body:
-        body = body.replace("\n", "\\n")
-    return f"{prefix}{quote}{body}{quote}"
+    return _string_literal(prefix, quote, value)
 
 
 def _wrapped(snippet: str) -> bool:
@@ -695,18 +701,11 @@ def _transform_text(text: str, fixes: list[Finding]) -> tuple[str, set]:
             placed.add(id(f))
             ops.extend(mine)
     # two argument edits on one call are one LibCST node edited twice: not text ranges
-    calls = [(e.start, e.end) for f in fixes if id(f) in placed for e in f.fix.edits if e.kind in ("add_arg", "set_args")]
-    if len(calls) != len(set(calls)) and len({(e.kind, e.text, e.start, e.end) for f in fixes if id(f) in placed for e in f.fix.edits if e.kind in ("add_arg", "set_args")}) != len(set(calls)):
+    arg_edits = {(e.kind, e.text, e.start, e.end) for f in fixes if id(f) in placed for e in f.fix.edits if e.kind in ("add_arg", "set_args")}
+    if len(arg_edits) != len({(s, e) for _k, _t, s, e in arg_edits}):  # two different edits of one call's arguments
         raise _NeedTree
     new = _splice(text, _resolve(ops))
-    imports, preludes = [], []
-    for f in fixes:
-        if id(f) in placed:
-            for e in f.fix.edits:
-                if e.kind == "add_import" and e.text not in imports:
-                    imports.append(e.text)
-                elif e.kind == "add_prelude" and e.text not in preludes:
-                    preludes.append(e.text)
+    imports, preludes = _statements(fixes, placed)
     if imports or preludes:
         try:
             ast.parse(new)
