@@ -134,13 +134,6 @@ def _root(node: ast.AST) -> Optional[ast.AST]:
     return node if isinstance(node, (ast.Name, ast.Attribute)) else None
 
 
-def _function_of(node: ast.AST) -> Optional[ast.AST]:
-    for p in ancestors(node):
-        if isinstance(p, _FUNC):
-            return p
-    return None
-
-
 def _nodes_in(scope: ast.AST) -> Iterable[ast.AST]:
     """Nodes of ``scope``'s own body (not of functions or classes nested in it)."""
     stack = list(ast.iter_child_nodes(scope))
@@ -245,7 +238,7 @@ def _collective_syncs(call: ast.Call, ctx) -> bool:
     args = list(call.args) + [k.value for k in call.keywords]
     if any(_mentions(a, ("grad", "param", "weight", "bucket", "buf", "flat")) for a in args):
         return True
-    fn = _function_of(call)
+    fn = ctx.enclosing_function(call)
     scope = fn if fn is not None else ctx.tree
     if fn is not None and any(w in fn.name.lower() for w in _SYNC_OBJECTS):
         return True
@@ -390,7 +383,7 @@ def _in_test(node: ast.AST) -> bool:
 
 def _training_step(call: ast.Call, ctx, loop_called: set) -> bool:
     """The step runs after a backward in the same function, in a loop (or in a function called in one)."""
-    fn = _function_of(call)
+    fn = ctx.enclosing_function(call)
     scope = fn if fn is not None else ctx.tree
     if not any(_is_backward(n) for n in _nodes_in(scope)):
         return False
@@ -400,11 +393,7 @@ def _training_step(call: ast.Call, ctx, loop_called: set) -> bool:
 
 
 def _loop_called(ctx) -> set:
-    out = set()
-    for n in ast.walk(ctx.tree):
-        if isinstance(n, ast.Call) and ctx.in_loop(n):
-            out.add(_callee(n))
-    return out
+    return {_callee(n) for n in ctx.all_calls if ctx.in_loop(n)}
 
 
 def _origins(expr: ast.AST, ctx, depth: int = 0) -> Optional[list]:
@@ -439,7 +428,7 @@ def _origins(expr: ast.AST, ctx, depth: int = 0) -> Optional[list]:
 def _direct_origins(expr: ast.AST, ctx, depth: int) -> Optional[list]:
     if isinstance(expr, ast.Name):
         vals = ctx.assigned_values(expr)
-        fn = _function_of(expr)
+        fn = ctx.enclosing_function(expr)
         if fn is not None and expr.id in _param_names(fn) and ctx.scope_of(expr) is fn:
             if len(vals) != 1:
                 return None  # a parameter that is also reassigned: too clever for this check
@@ -514,9 +503,7 @@ def _argument_origins(fn: ast.AST, name: str, ctx, depth: int) -> Optional[list]
     if method and called == "__init__":
         called = parent(fn).name  # type: ignore[union-attr]  # Trainer(model, optimizer)
     out: list = []
-    for call in ast.walk(ctx.tree):
-        if not isinstance(call, ast.Call):
-            continue
+    for call in ctx.model.calls_of(called):  # f(...), self.f(...), obj.f(...): the walk's Calls, indexed by name
         f = call.func
         if by_self:
             if not (isinstance(f, ast.Attribute) and f.attr == called and isinstance(f.value, ast.Name)
@@ -670,12 +657,11 @@ def no_sync_report(ctx) -> None:
         return
     if any(isinstance(n, ast.Attribute) and n.attr == "require_backward_grad_sync" for n in ast.walk(ctx.tree)):
         return  # the sync flag is toggled by hand (nanoGPT)
-    if any(isinstance(n, ast.Call) and (_sync_helper_name(_callee(n)) or _collective_syncs(n, ctx))
-           for n in ast.walk(ctx.tree)):
+    if any(_sync_helper_name(_callee(n)) or _collective_syncs(n, ctx) for n in ctx.all_calls):
         return  # gradients reduced by hand after the accumulation
     by_scope: dict = {}
     for call, stmt in withs:
-        fn = _function_of(stmt)
+        fn = ctx.enclosing_function(stmt)
         by_scope.setdefault(id(fn) if fn is not None else 0, (fn, []))[1].append((call, stmt))
     for fn, items in by_scope.values():
         scope = fn if fn is not None else ctx.tree
