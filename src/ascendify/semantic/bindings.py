@@ -317,6 +317,34 @@ class Bindings:
     def class_scope(self, node: ast.ClassDef) -> Optional[Scope]:
         return self.scopes.get(id(node))
 
+    def self_class_of(self, name: ast.Name) -> Optional[ast.ClassDef]:
+        """The class whose instance ``name`` is (``self`` in one of its methods, or in a function
+        nested in one), or None."""
+        scope = self.scope_of(name)
+        while scope is not None and scope.kind == "function":
+            got = self._self_class(scope, name.id)
+            if got is not None:
+                return got
+            if any(b.scope is scope for b in scope.bindings.get(name.id, ())):
+                return None
+            scope = scope.parent
+        return None
+
+    def stores_of(self, node: ast.Attribute) -> tuple:
+        """(the values stored to ``obj.attr`` as (value, stmt) pairs, the class when ``obj`` is its
+        ``self``): the class's own ``self.attr = ...`` stores, else every ``obj.attr = ...`` in the file."""
+        obj = node.value
+        if not isinstance(obj, ast.Name):
+            return [], None
+        cls_node = self.self_class_of(obj)
+        stores = self.self_stores.get((id(cls_node), node.attr)) if cls_node is not None else None
+        return (stores or self.attr_stores.get((obj.id, node.attr), [])), cls_node
+
+    def returns_of(self, fn: ast.AST) -> list:
+        """The expressions a function returns (``return x``)."""
+        sc = self.scopes.get(id(fn))
+        return sc.returns if sc is not None else []
+
 
 def statement_of(node: ast.AST) -> Optional[ast.AST]:
     """The innermost statement (or except handler) holding ``node`` (itself if a statement)."""

@@ -233,8 +233,7 @@ class Branches:
             # a local helper returning a test: def use_cuda(): return torch.cuda.is_available()
             for bnd in self.b.resolve(f):
                 if bnd.kind == "def":
-                    sc = self.b.scopes.get(id(bnd.value))
-                    rets = [self.truth(r, d) for r in (sc.returns if sc else ())]
+                    rets = [self.truth(r, d) for r in self.b.returns_of(bnd.value)]
                     if rets and all(r.value is rets[0].value and r.kind == rets[0].kind for r in rets) and rets[0].value is not None:
                         return rets[0]
             return _UNKNOWN
@@ -312,13 +311,9 @@ class Branches:
 
     def _stored(self, t: ast.Attribute, d: int) -> Truth:
         """``self.use_cuda`` / ``args.cuda``: the value stored there (all stores must agree)."""
-        obj = t.value
-        if not isinstance(obj, ast.Name):
+        if not isinstance(t.value, ast.Name):
             return _UNKNOWN
-        cls_node = self.values._self_class_of(obj)
-        stores = self.b.self_stores.get((id(cls_node), t.attr)) if cls_node is not None else None
-        if not stores:
-            stores = self.b.attr_stores.get((obj.id, t.attr))
+        stores, _cls = self.b.stores_of(t)
         if not stores or _NPU_NAMES.match(t.attr):
             return self._named(t.attr)
         vals = [self.truth(v, d) for v, _s in stores if v is not None]

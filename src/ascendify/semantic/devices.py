@@ -191,8 +191,7 @@ class DeviceValues:
             out: frozenset = _EMPTY
             for fb in self.b.resolve(val.func):
                 if fb.kind == "def":
-                    sc = self.b.scopes.get(id(fb.value))
-                    for r in sc.returns if sc else ():
+                    for r in self.b.returns_of(fb.value):
                         if isinstance(r, ast.Tuple) and bnd.index is not None and bnd.index < len(r.elts):
                             out = out | self.of(r.elts[bnd.index], d)
             if out:
@@ -234,14 +233,11 @@ class DeviceValues:
         obj = node.value
         out: frozenset = _EMPTY
         if isinstance(obj, ast.Name):
-            cls_node = self._self_class_of(obj)
-            if cls_node is not None:
-                for val, _stmt in self.b.self_stores.get((id(cls_node), node.attr), ()):
-                    out = out | (self.of(val, d) if val is not None else self._by_name(node.attr))
-                if out:
-                    return out
-            for val, _stmt in self.b.attr_stores.get((obj.id, node.attr), ()):
-                out = out | (self.of(val, d) if val is not None else _U)
+            stores, cls_node = self.b.stores_of(node)
+            for val, _stmt in stores:
+                out = out | (self.of(val, d) if val is not None else self._by_name(node.attr))
+            if out and cls_node is not None:
+                return out
             ad = self.arg_defaults.get(node.attr)
             if ad is not None and cls_node is None and all(b.kind != "import" for b in self.b.resolve(obj)):
                 if ad.type_name == "int" or (isinstance(ad.value, int) and not isinstance(ad.value, bool)):
@@ -253,17 +249,6 @@ class DeviceValues:
         if node.attr in ("device", "device_type"):
             return frozenset({(TENSOR, "")})
         return self._by_name(node.attr)
-
-    def _self_class_of(self, name: ast.Name) -> Optional[ast.ClassDef]:
-        scope = self.b.scope_of(name)
-        while scope is not None and scope.kind == "function":
-            got = self.b._self_class(scope, name.id)
-            if got is not None:
-                return got
-            if any(b.scope is scope for b in scope.bindings.get(name.id, ())):
-                return None
-            scope = scope.parent
-        return None
 
     def _call(self, node: ast.Call, d: int) -> frozenset:
         f = node.func
@@ -298,8 +283,7 @@ class DeviceValues:
             out: frozenset = _EMPTY
             for bnd in bindings:
                 if bnd.kind == "def":
-                    sc = self.b.scopes.get(id(bnd.value))
-                    for r in sc.returns if sc else ():
+                    for r in self.b.returns_of(bnd.value):
                         out = out | self.of(r, d)
                 elif bnd.kind == "import" and bnd.module:
                     out = out | frozenset({(REF, ("." * bnd.level) + bnd.module + "()")})
@@ -314,13 +298,12 @@ class DeviceValues:
             # self.helper(): a method of the same class
             obj = f.value
             if isinstance(obj, ast.Name):
-                cls_node = self._self_class_of(obj)
+                cls_node = self.b.self_class_of(obj)
                 if cls_node is not None:
                     out = _EMPTY
                     for st in cls_node.body:
                         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == f.attr:
-                            sc = self.b.scopes.get(id(st))
-                            for r in sc.returns if sc else ():
+                            for r in self.b.returns_of(st):
                                 out = out | self.of(r, d)
                     if out:
                         return out
@@ -352,9 +335,8 @@ class DeviceValues:
             return out
         if cls is ast.Attribute and isinstance(node.value, ast.Name) and self.qualname(node) is None:
             out = []
-            cls_node = self._self_class_of(node.value)
-            stores = self.b.self_stores.get((id(cls_node), node.attr), ()) if cls_node is not None else ()
-            for val, _stmt in list(stores) + list(self.b.attr_stores.get((node.value.id, node.attr), ())):
+            stores, cls_node = self.b.stores_of(node)
+            for val, _stmt in stores:
                 if val is not None:
                     out += self.sources(val, depth + 1)
             ad = self.arg_defaults.get(node.attr)
