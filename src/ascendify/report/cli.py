@@ -76,7 +76,7 @@ def migrate(project, out, select, select_extend, ignore, ignore_extend, exclude,
     if warning:
         click.echo(f"ascendify: warning: {warning}", err=True)
     report_dir = os.path.join(out, "report")
-    run = fix_tree((project,), result, settings, "output", migrated, changelog=os.path.join(report_dir, "changes.csv"))
+    run = fix_tree((project,), result, settings, "output", migrated, changelog=os.path.join(report_dir, "changes.csv"), jobs=jobs)
     report_fix_run(run)
     sections: dict[str, Any] = {}
     if no_doctor:
