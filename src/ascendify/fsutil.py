@@ -18,6 +18,17 @@ def is_within(path: str, folder: str) -> bool:
         return False
 
 
+def display_path(path: str, cwd: str | None = None) -> str:
+    """``path`` as ascendify shows it: relative to ``cwd`` (default: the current folder) when
+    inside it, else absolute."""
+    ap = os.path.abspath(path)
+    try:
+        r = os.path.relpath(ap, cwd or os.getcwd())
+    except ValueError:  # another drive (Windows)
+        return ap
+    return ap if r.startswith("..") else r
+
+
 def _default_mode() -> int:
     """The mode ``open(path, "w")`` would give a new file (0o666 less the umask)."""
     mask = os.umask(0)

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 from ascendify.config import Settings
 from ascendify.errors import AscendifyError
 from ascendify.fix.apply import apply_fixes
-from ascendify.fsutil import atomic_write, is_within
+from ascendify.fsutil import atomic_write, display_path, is_within
 from ascendify.output.escape import json_text, text_safe
 from ascendify.scan.engine import ScanResult, analyze_source
 from ascendify.scan.finding import Finding
@@ -237,22 +237,12 @@ def _change_row(f: Finding, lines: Optional[tuple] = None) -> dict:
 
 
 # ---------------------------------------------------------------------- the copy
-def _display(path: str) -> str:
-    """``path`` as the scan shows it: relative to the current folder when inside it."""
-    ap = os.path.abspath(path)
-    try:
-        r = os.path.relpath(ap)
-    except ValueError:
-        return ap
-    return ap if r.startswith("..") else r
-
-
 def _missing(run: FixRun, path: str, why: str) -> None:
     """Record a file that is not in the migrated copy: a problem line (non-zero exit) and,
     unless the scan already reported the file as unreadable, a SYN003 finding."""
     from ascendify.rules.registry import load_rules
 
-    shown = _display(path)
+    shown = display_path(path)
     message = f"{why}; not in the migrated copy"
     run.problems.append((shown, message))
     if not any(f.path == shown and f.code.startswith("SYN") for f in run.remaining):
@@ -278,7 +268,7 @@ def _copy_link(s: str, d: str, parent_real: str, root_real: str, run: FixRun) ->
         if os.path.islink(d):
             os.unlink(d)
         elif os.path.lexists(d):
-            run.problems.append((_display(s), f"a symlink, but the output folder has a {'folder' if os.path.isdir(d) else 'file'} {text_safe(d)} in its place; not copied (remove it)"))
+            run.problems.append((display_path(s), f"a symlink, but the output folder has a {'folder' if os.path.isdir(d) else 'file'} {text_safe(d)} in its place; not copied (remove it)"))
             return
         os.symlink(target, d, target_is_directory=os.path.isdir(s))
     except OSError as exc:
@@ -485,7 +475,7 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
         if mode == "output":
             link = _outside_link(path, paths)
             if link is not None:
-                run.errors.append((rel, f"reached through the folder link {_display(link)} -> {os.path.realpath(link)}, which the copy keeps as a link, "
+                run.errors.append((rel, f"reached through the folder link {display_path(link)} -> {os.path.realpath(link)}, which the copy keeps as a link, "
                                         "so its fixes were not written there; fix that folder on its own"))
                 run.remaining.extend(fixable)
                 continue
@@ -554,7 +544,7 @@ def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun, change
                 else:
                     continue
                 if not is_within(os.path.realpath(target), out_real):  # never write through a link out of the copy
-                    run.errors.append((_display(src_abs), f"{text_safe(target)} leads out of the output folder (a symlink); the fixed file was not written"))
+                    run.errors.append((display_path(src_abs), f"{text_safe(target)} leads out of the output folder (a symlink); the fixed file was not written"))
                     continue
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 atomic_write(target, data, like=src_abs)

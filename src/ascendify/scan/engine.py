@@ -485,20 +485,12 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
     are followed once (real paths remembered).  ``on_problem(path, message)`` is
     told about missing paths, loops, broken links and unlistable folders.
     """
-    from ascendify.fsutil import is_within
+    from ascendify.fsutil import display_path, is_within
 
     seen_real: set[str] = set()
     out: list[FileEntry] = []
     cwd = os.getcwd()
     wanted = (".py", ".ipynb") + kind_suffixes(settings)
-
-    def rel(p: str) -> str:
-        ap = os.path.abspath(p)
-        try:
-            r = os.path.relpath(ap, cwd)
-        except ValueError:
-            return ap
-        return ap if r.startswith("..") else r
 
     for given in paths:
         if not os.path.lexists(given):
@@ -508,7 +500,7 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
             real = os.path.realpath(given)
             if real not in seen_real:
                 seen_real.add(real)
-                out.append(FileEntry(given, rel(given)))
+                out.append(FileEntry(given, display_path(given, cwd)))
             continue
         if not os.path.isdir(given):
             on_problem(given, "not a file or folder (broken symlink?)")
@@ -550,7 +542,7 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
                     if settings.is_excluded(os.path.relpath(full, given)):
                         continue
                 seen_real.add(real)
-                out.append(FileEntry(full, rel(full)))
+                out.append(FileEntry(full, display_path(full, cwd)))
     return out
 
 
