@@ -83,6 +83,11 @@ def _token(node: ast.AST, name: str) -> SimpleNamespace:
     return token
 
 
+def _called_name(call: ast.Call) -> Optional[str]:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
 # ---------------------------------------------------------------- guards
 def _is_cuda_test(node: ast.AST, ctx) -> bool:
     q = ctx.qualname(node.func) if isinstance(node, ast.Call) else None
@@ -133,10 +138,10 @@ def _guard(node: ast.AST, lib: dict, ctx) -> Optional[str]:
 @check("EXT012", ast.Call, names=tuple(_API))
 def api_call(node: ast.Call, ctx) -> None:
     f = node.func
-    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    name = _called_name(node)
     lib = _API.get(name) if name else None
     if lib is None:
-        return
+        return  # keyed by what an imported name imports (`as` alias): the name called is not the table's
     q = ctx.call_name(node)
     if q is not None and _under(q, lib["imports"]):
         return  # through an import of the library: the import's finding
@@ -155,15 +160,10 @@ def api_call(node: ast.Call, ctx) -> None:
 # ---------------------------------------------------------------- EXT013: keyword options
 @check("EXT013", ast.keyword, names=tuple(_OPTIONS))
 def option_keyword(node: ast.keyword, ctx) -> None:
-    entries = _OPTIONS.get(node.arg or "")
-    if not entries:
-        return
+    entries = _OPTIONS[node.arg]  # keyed: only keywords the table names
     call = parent(node)
-    if isinstance(call, ast.Call):
-        f = call.func
-        called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-        if called in _API:
-            return  # BitsAndBytesConfig(load_in_4bit=True): EXT012 reports the call
+    if isinstance(call, ast.Call) and _called_name(call) in _API:
+        return  # BitsAndBytesConfig(load_in_4bit=True): EXT012 reports the call
     value = ctx.resolve(node.value)
     for wanted, lib in entries:
         if wanted is None:
@@ -191,11 +191,6 @@ _PROBE_CALLS = frozenset({
 })
 _LOOKUP_METHODS = frozenset({"remove", "discard", "index", "count", "startswith", "endswith", "get", "pop", "__contains__"})
 _SKIP_KEYWORDS = frozenset({"choices", "help", "metavar", "msg", "message", "description"})
-
-
-def _called_name(call: ast.Call) -> Optional[str]:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
 
 _MATCH_VALUE = tuple(t for t in (getattr(ast, "MatchValue", None),) if t is not None)
@@ -278,16 +273,14 @@ def string_literal(node: ast.Constant, ctx) -> None:
 # ---------------------------------------------------------------- EXT015: ProfilerActivity.CUDA
 @check("EXT015", ast.Attribute, names=("CUDA",))
 def profiler_activity(node: ast.Attribute, ctx) -> None:
-    v = node.value
-    owner = v.attr if isinstance(v, ast.Attribute) else v.id if isinstance(v, ast.Name) else None
-    if node.attr != "CUDA":
-        return
-    q = ctx.qualname(node)
+    q = ctx.qualname(node)  # keyed: node.attr is "CUDA"
     if q is not None:
         if not (q.endswith(".ProfilerActivity.CUDA") and q.startswith("torch.")):
             return
-    elif owner != "ProfilerActivity":
-        return
+    else:
+        v = node.value
+        if (v.attr if isinstance(v, ast.Attribute) else v.id if isinstance(v, ast.Name) else None) != "ProfilerActivity":
+            return
     lib = _BY_NAME["profiler_cuda"]
     ctx.report(_token(node, "CUDA"), alternative=lib["alternative"])
 
