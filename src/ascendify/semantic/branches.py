@@ -413,7 +413,7 @@ class Branches:
             if self.truth(cur.test).kind == "npu" or _mentions_npu(cur.test):
                 return True
             cur = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) else None
-        body = _block_of(top)
+        body = block_of(top)
         if body is not None:
             i = next((k for k, s in enumerate(body) if s is top), -1)
             for s in body[max(i - 1, 0): i] + body[i + 1: i + 3]:
@@ -513,7 +513,8 @@ def _mentions_npu(test: ast.AST) -> bool:
     return False
 
 
-def _block_of(stmt: ast.AST) -> Optional[list]:
+def block_of(stmt: ast.AST) -> Optional[list]:
+    """The statement list (body, orelse or finalbody) that holds ``stmt``."""
     p = getattr(stmt, "_asc_parent", None)
     for field in ("body", "orelse", "finalbody"):
         b = getattr(p, field, None)

@@ -20,6 +20,7 @@ from ascendify.rules.checks._util import fix, is_cuda_device_string, kwarg, meth
 from ascendify.rules.registry import check
 from ascendify.scan.context import ancestors, parent
 from ascendify.semantic import devices as dv
+from ascendify.semantic.branches import block_of
 
 # ---------------------------------------------------------------------- helpers
 _CUDA_N = re.compile(r"^cuda:(\d+)$")
@@ -136,26 +137,22 @@ class _WithTorch:
 
 
 def agnostic_prelude(ctx) -> Optional[list]:
-    """Edits defining ``DEVICE_TYPE``: the prelude, plus ``import torch`` in a file that imports
-    nothing from torch (a config module holding ``DEVICE = "cuda"``).  None when torch is
-    imported only as submodules/names (``from torch import nn``): no ``torch`` name to use."""
+    """Edits defining ``DEVICE_TYPE``: the prelude, plus ``import torch`` in a file whose module level
+    imports nothing from torch (a config module holding ``DEVICE = "cuda"``, a test module importing
+    torch inside each test).  None when the module level imports torch only as submodules/names
+    (``from torch import nn``): no ``torch`` name to use."""
     pre = agn.prelude(ctx)
     if pre is not None:
         return [pre]
-    if ctx.has_import("torch") and agn.module_torch(ctx) is None and any(
-            n.__class__ is ast.ImportFrom and (n.module or "").split(".")[0] == "torch" for n in ctx.tree.body):
-        return None  # `from torch import nn` at module level: no `torch` name to use
-    if ctx.has_import("torch") and not _imports_torch_in_functions_only(ctx):
+    if any(_imports_torch(n) for n in ctx.tree.body):
         return None
     return [ctx.add_import("import torch"), agn.prelude(_WithTorch(ctx))]
 
 
-def _imports_torch_in_functions_only(ctx) -> bool:
-    """torch is imported, but only inside functions (a test module doing ``import torch`` per test)."""
-    return agn.module_torch(ctx) is None and not any(
-        isinstance(n, (ast.Import, ast.ImportFrom)) and any((a.name if isinstance(n, ast.Import) else (n.module or "")).split(".")[0] == "torch"
-                                                           for a in n.names)
-        for n in ctx.tree.body)
+def _imports_torch(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Import):
+        return any(a.name.split(".")[0] == "torch" for a in stmt.names)
+    return isinstance(stmt, ast.ImportFrom) and not stmt.level and (stmt.module or "").split(".")[0] == "torch"
 
 
 _PLAIN_PARENTS = (ast.If, ast.IfExp, ast.While, ast.BoolOp, ast.Assign, ast.AnnAssign, ast.Return, ast.Assert, ast.keyword, ast.Call, ast.Expr)
@@ -282,22 +279,10 @@ def _names_npu(test: ast.AST) -> bool:
     return False
 
 
-def _if_chain(node: ast.If) -> list:
-    """The ``if``/``elif`` chain ``node`` belongs to, top to bottom."""
-    top = node
-    p = parent(top)
-    while isinstance(p, ast.If) and len(p.orelse) == 1 and p.orelse[0] is top:
-        top, p = p, parent(p)
-    chain = [top]
-    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
-        chain.append(chain[-1].orelse[0])
-    return chain
-
-
 _ASSIGNS = (ast.Assign, ast.AnnAssign)
 
 
-def handles_npu(test: ast.AST) -> bool:
+def handles_npu(test: ast.AST, ctx) -> bool:
     """True when the CUDA device test ``test`` is one branch of code that also tests for an NPU, so the
     code already dispatches per device and its CUDA side is right as it is:
     ``if d.type == "cuda": ... elif d.type == "npu": ...``, ``d.type in ("cuda", "npu")``, or
@@ -310,12 +295,8 @@ def handles_npu(test: ast.AST) -> bool:
         node, p = p, parent(p)
     if node is not test and _names_npu(node):  # d.type == "cuda" or d.type == "npu"
         return True
-    if isinstance(p, ast.If) and p.test is node:
-        chain = _if_chain(p)
-        if any(_names_npu(i.test) for i in chain):
-            return True
-        # `if d == "cuda": ...` followed by a separate `if d == "npu": ...`
-        return any(isinstance(st, ast.If) and _names_npu(st.test) for st in _neighbours(chain[0]))
+    if isinstance(p, ast.If) and p.test is node:  # an if/elif chain with an NPU branch, or an `if ... "npu"` next to it
+        return ctx.model.context(test).npu_aware
     if isinstance(p, _ASSIGNS) and p.value is node:
         return any(isinstance(st, _ASSIGNS) and st.value is not None and _names_npu(st.value) for st in _neighbours(p))
     return False
@@ -323,20 +304,11 @@ def handles_npu(test: ast.AST) -> bool:
 
 def _neighbours(stmt: ast.stmt) -> list:
     """The statements just before and after ``stmt`` in its block."""
-    body = _body_of(stmt)
+    body = block_of(stmt)
     if body is None:
         return []
     i = next((k for k, st in enumerate(body) if st is stmt), -1)
     return body[max(i - 1, 0) : i] + body[i + 1 : i + 2]
-
-
-def _body_of(stmt: ast.stmt) -> Optional[list]:
-    p = parent(stmt)
-    for field in ("body", "orelse", "finalbody"):
-        b = getattr(p, field, None)
-        if isinstance(b, list) and any(s is stmt for s in b):
-            return b
-    return None
 
 
 _ASSERT_CALLS = re.compile(r"^(assert[A-Z_]\w*|assert_\w+|parametrize|param)$")
@@ -685,7 +657,7 @@ def cuda_is_available(node: ast.Call, ctx) -> None:
     if _func_name(node) != "is_available" or not is_available_call(node, ctx):
         return
     p = parent(node)
-    if isinstance(p, ast.BoolOp) and any(isinstance(v, ast.Compare) and _device_test_literals(v) and handles_npu(v) for v in p.values):
+    if isinstance(p, ast.BoolOp) and any(isinstance(v, ast.Compare) and _device_test_literals(v) and handles_npu(v, ctx) for v in p.values):
         return  # is_cuda = d.type == "cuda" and torch.cuda.is_available(), next to its NPU twin
     if ctx.model.context(node).npu_aware:  # next to its NPU counterpart: the code already dispatches per device
         return
@@ -768,13 +740,13 @@ def torch_load_no_map_location(node: ast.Call, ctx) -> None:
 def device_type_test(node, ctx) -> None:
     if isinstance(node, ast.Compare):
         lits = _device_test_literals(node)
-        if not lits or handles_npu(node):
+        if not lits or handles_npu(node, ctx):
             return
     else:
         if method_call(node, "startswith", "endswith") is None or len(node.args) != 1:
             return
         lits = node.args
-        if not (isinstance(lits[0], ast.Constant) and lits[0].value == "cuda") or handles_npu(node):
+        if not (isinstance(lits[0], ast.Constant) and lits[0].value == "cuda") or handles_npu(node, ctx):
             return
     target = ctx.settings.target
     if target != "npu":
