@@ -216,7 +216,7 @@ def _defined_names(ctx) -> set:
     """Names of the functions and classes this file defines (computed once per file)."""
     names = ctx.__dict__.get("_gradsync_defined")
     if names is None:
-        names = {n.name for n in ast.walk(ctx.tree) if isinstance(n, _FUNC + (ast.ClassDef,))}
+        names = {sc.node.name for sc in ctx.bindings.scopes.values() if sc.kind != "module"}  # every def and class
         ctx.__dict__["_gradsync_defined"] = names
     return names
 
@@ -300,9 +300,8 @@ def _invisible(call: ast.Call, ctx, defined: set) -> bool:
 def _model_names(ctx) -> set:
     """Dotted names of the things whose parameters are trained (``model`` in ``model.parameters()``)."""
     out = set()
-    for n in ast.walk(ctx.tree):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
-                "parameters", "named_parameters", "configure_optimizers"):
+    for n in ctx.all_calls:
+        if isinstance(n.func, ast.Attribute) and n.func.attr in ("parameters", "named_parameters", "configure_optimizers"):
             text = _dotted(n.func.value)
             if text:
                 out.add(text)
