@@ -28,6 +28,7 @@ import ast
 import os
 from typing import Optional
 
+from ascendify.rules.checks.distributed import PROCESS_GROUP_CALLS
 from ascendify.scan.finding import Edit, Finding, Fix, severity_rank
 
 _WORK_SEVERITIES = ("error", "silent")
@@ -41,7 +42,6 @@ _NOT_PROJECT = frozenset({"torch", "torch_npu", "numpy", "os", "sys", "math", "r
 _NOT_WORK = frozenset({"DEV018", "DEV019", "DEV020", "DEV021", "DEV022", "DEV024", "DST003", "DST004", "MEM005", "IMP002"})
 """Findings that are values or settings written in a function (flags, env-var names, device strings),
 not CUDA work it does: they do not make its callers' call sites findings."""
-_BACKEND_CALLS = {"torch.distributed.init_process_group": 0, "torch.distributed.new_group": 2}
 MAX_RELATED = 5
 MAX_CALLING_MODULES = 8
 """A helper called from more modules than this gets no DEV026 at its call sites (a library utility)."""
@@ -221,11 +221,9 @@ def _uses(ctx, imports: dict, every_call: list, roots: list) -> list:
                 ref = _ref(mod, nm, lvl, r[1])
                 if ref not in seen:
                     seen.add(ref)
-                    func = n.func
-                    tok = func if isinstance(func, ast.Name) else func
-                    out.append({"kind": "call", "ref": ref, "span": _span(ctx, n), "tok": _tok(ctx, tok),
+                    out.append({"kind": "call", "ref": ref, "span": _span(ctx, n), "tok": _tok(ctx, n.func),
                                 "text": ctx.segment(n.func)[:80], "where": _where(ctx, n)})
-        pos = _BACKEND_CALLS.get(ctx.call_name(n) or "") if name in ("init_process_group", "new_group") else None
+        pos = PROCESS_GROUP_CALLS.get(ctx.call_name(n) or "") if name in ("init_process_group", "new_group") else None
         if pos is not None:
             val = None
             for k in n.keywords:
@@ -471,15 +469,11 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 rule = rules.get("DEV006")
                 if rule is None:
                     continue
-                sev = "error" if settings.target == "npu" and _old_release(settings.torch_npu) else "warning"
+                from ascendify.rules.checks.device import int_device_severity  # the rule's own version fact
+
+                sev = int_device_severity(settings)
                 msg = rule.message.format(form=use["text"]) + f" (`{member}` = {const['int']} in {trel})"
                 f = Finding("DEV006", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
                 f.related = [{"path": trel, "line": const["span"][0], "col": const["span"][1], "message": f"`{member} = {const['int']}`"}]
                 out.append(f)
     return out
-
-
-def _old_release(version: str) -> bool:
-    from ascendify.rules.checks.device import _INT_IS_ACCELERATOR_SINCE, _release
-
-    return _release(version) < _INT_IS_ACCELERATOR_SINCE

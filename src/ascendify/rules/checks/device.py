@@ -579,9 +579,9 @@ def _release(version: Optional[str]) -> tuple:
     return tuple(parts)
 
 
-def _int_device_severity(ctx) -> str:
+def int_device_severity(settings) -> str:
     """error when the target torch_npu's torch still reads an int device as CUDA, else warning."""
-    if ctx.settings.target == "npu" and _release(ctx.settings.torch_npu) < _INT_IS_ACCELERATOR_SINCE:
+    if settings.target == "npu" and _release(settings.torch_npu) < _INT_IS_ACCELERATOR_SINCE:
         return "error"
     return "warning"
 
@@ -616,7 +616,7 @@ def bare_int_device(node: ast.Call, ctx) -> None:
             pre = agn.prelude(ctx)
             if pre is not None:
                 f = fix(ctx.set_args(node, f"{agn.NAME}, {ctx.segment(arg)}"), pre, safe=kind, operation="name the device type of an int device")
-        ctx.report(arg, f, severity=_int_device_severity(ctx), form=f"torch.device({ctx.segment(arg)})")
+        ctx.report(arg, f, severity=int_device_severity(ctx.settings), form=f"torch.device({ctx.segment(arg)})")
     elif name in _DDP_NAMES:
         ids = kwarg(node, "device_ids")
         if isinstance(ids, (ast.List, ast.Tuple)):
@@ -648,7 +648,7 @@ def _report_int_device_arg(arg, ctx, form: str) -> None:
         extra = _npu_import(ctx) if target == "npu" else agnostic_prelude(ctx)
         if extra is not None:
             f = fix(ctx.replace(arg, text), *extra, safe=kind, operation="name the device type of an int device")
-    ctx.report(arg, f, severity=_int_device_severity(ctx), form=form.format(ctx.segment(arg)))
+    ctx.report(arg, f, severity=int_device_severity(ctx.settings), form=form.format(ctx.segment(arg)))
 
 
 # ---------------------------------------------------------------------- DEV007

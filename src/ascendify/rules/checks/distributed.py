@@ -32,6 +32,7 @@ _INIT = {
     "torch.distributed.distributed_c10d.new_group": 2,
 }
 """Process-group constructors → position of their ``backend`` argument."""
+PROCESS_GROUP_CALLS = _INIT
 
 _BACKEND_NCCL = {"torch.distributed.Backend.NCCL", "torch.distributed.distributed_c10d.Backend.NCCL"}
 _ENV_GETTERS = {"os.environ.get", "os.getenv", "os.environ.setdefault"}
