@@ -37,6 +37,13 @@ def test_argument_edits_keep_the_libcst_layout(monkeypatch, src, kind):
     assert applied == 1 and error is None and "k=v" in text
 
 
+def test_an_argument_added_to_a_plain_call_needs_no_libcst(monkeypatch):
+    calls = []
+    monkeypatch.setattr(apply_mod, "_transform", lambda text, fixes: calls.append(1))
+    o = apply_mod.apply_fixes(SourceFile(path="t.py", text="x = f(a)\n"), [_finding(Edit("add_arg", "k=v", (1, 4), (1, 8)))])
+    assert (o.text, calls) == ("x = f(a, k=v)\n", [])
+
+
 def test_attr_string_and_nested_edits(monkeypatch):
     src = "import torch\nx = torch.cuda.is_available()\ny = t.to('cuda').cuda(r'cuda', b'cuda')\n"
     fs = [_finding(Edit("attr", "npu", (2, 4), (2, 14)), line=2),

@@ -486,6 +486,8 @@ def _edit_ops(edit: Edit, text: str, a: int, b: int) -> Optional[list]:
             p = a + inner[-2][3]
             return [(q, q, edit.text + text[p:q])]
         p = a + inner[-1][3]
+        if p == q:  # `f(a)`: one insertion (two at one offset are more than _resolve can order)
+            return [(q, q, ", " + edit.text)]
         return [(p, p, ", "), (q, q, edit.text)]
     raise _NeedTree
 
