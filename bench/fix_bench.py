@@ -60,14 +60,11 @@ def time_scan(corpus: str, cache: str, jobs):
 
 def time_fix(corpus: str, cache: str, jobs, mode: str, out_dir=None, fix_jobs=None):
     """Seconds for what ``ascendify fix`` does: a cold scan, then ``fix_tree``."""
-    settings = Settings().validate()
-    t0 = time.perf_counter()
-    entries = discover([corpus], settings, lambda p, m: None)
-    result = scan_files(entries, settings, cache, jobs)
+    t_scan, result = time_scan(corpus, cache, jobs)
     t1 = time.perf_counter()
-    run = fix_tree((corpus,), result, settings, mode, out_dir, jobs=fix_jobs if fix_jobs else jobs)
-    t2 = time.perf_counter()
-    return t2 - t0, run, t2 - t1
+    run = fix_tree((corpus,), result, Settings().validate(), mode, out_dir, jobs=fix_jobs if fix_jobs else jobs)
+    t_fix = time.perf_counter() - t1
+    return t_scan + t_fix, run, t_fix
 
 
 def main(argv=None) -> int:
