@@ -622,8 +622,8 @@ class _Text:
         return bool(b) and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant) and isinstance(b[0].value.value, (str, bytes))
 
 
-def _text_insert_import(text: str, stmt_text: str) -> str:
-    t = _Text(text)
+def _text_insert_import(t: _Text, stmt_text: str) -> str:
+    text = t.text
     imported = stmt_text.split()[1]
     for _sub, gs in t.blocks():
         if any(_g_is_import_of(g, imported) and stmt_text.strip() == t.code(g) for g in gs):
@@ -648,8 +648,8 @@ def _text_insert_import(text: str, stmt_text: str) -> str:
     return text[:at] + stmt_text + t.nl + text[at:]
 
 
-def _text_insert_prelude(text: str, stmt_text: str) -> str:
-    t = _Text(text)
+def _text_insert_prelude(t: _Text, stmt_text: str) -> str:
+    text = t.text
     for _sub, gs in t.blocks():
         if any(t.code(g) == stmt_text.strip() for g in gs):
             return text
@@ -710,13 +710,14 @@ def _transform_text(text: str, fixes: list[Finding]) -> tuple[str, set]:
     imports, preludes = _statements(fixes, placed)
     if imports or preludes:
         try:
-            ast.parse(new)
+            t = _Text(new)
         except (SyntaxError, ValueError):
             return new, placed  # reported by the re-parse in apply_fixes
-        for stmt in reversed(preludes):
-            new = _text_insert_prelude(new, stmt)
-        for stmt in imports:
-            new = _text_insert_import(new, stmt)
+        steps = [(_text_insert_prelude, stmt) for stmt in reversed(preludes)] + [(_text_insert_import, stmt) for stmt in imports]
+        for insert, stmt in steps:
+            if t.text is not new:  # the last step added a statement: parse the result
+                t = _Text(new)
+            new = insert(t, stmt)
     return new, placed
 
 
