@@ -78,6 +78,7 @@ def test_import_and_prelude_placement(monkeypatch, src):
     fs = [_finding(Edit("add_import", "import torch_npu"), Edit("add_prelude", "DEVICE_TYPE = torch.accelerator.current_accelerator().type"))]
     text, applied, error = _both(monkeypatch, src, fs)
     assert applied == 1 and error is None
+    assert apply_mod._transform_text(src, fs)[0] == text  # placed by the text engine itself, not its fallback
 
 
 def test_what_the_text_engine_cannot_place_goes_to_libcst(monkeypatch):
