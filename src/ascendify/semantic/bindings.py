@@ -93,6 +93,12 @@ def _handler_names(h: ast.ExceptHandler) -> tuple:
     return tuple(out) or ("BaseException",)
 
 
+def handler_reraises(h: ast.ExceptHandler) -> bool:
+    """The handler raises at its top level (``except ImportError: raise``, ``raise RuntimeError(...) from e``):
+    the error still stops the code, so the handler is no fallback and its ``try`` no guard."""
+    return any(s.__class__ is ast.Raise for s in h.body)
+
+
 _SKIP_IF = frozenset({"skipIf", "skipif"})
 _SKIP_UNLESS = frozenset({"skipUnless"})
 
@@ -249,7 +255,8 @@ class Bindings:
                     self._bind_target(scope, item.optional_vars, stmt, None, "with")
             self._build(stmt.body, scope, guards)
         elif cls is ast.Try or cls.__name__ == "TryStar":
-            names = tuple(n for h in stmt.handlers for n in _handler_names(h))
+            # handlers that re-raise catch nothing for the body: it is guarded only by those that fall back
+            names = tuple(n for h in stmt.handlers if not handler_reraises(h) for n in _handler_names(h))
             self._build(stmt.body, scope, guards + (Guard(None, True, "try", stmt, names),))
             for h in stmt.handlers:
                 self.stmts[id(h)] = StmtInfo((scope, guards))

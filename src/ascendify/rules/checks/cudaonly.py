@@ -345,7 +345,8 @@ def library_import_report(ctx) -> None:
             what = f"`import {hits[0][0]}`"
         note = _note(lib, None)
         severity = None
-        if thirdparty._import_guarded(node):
+        guarded = thirdparty.guard_note(node)
+        if guarded:
             severity = "warning"
-            note += " (guarded by `except ImportError`: the code runs without it; check what the fallback loses)"
+            note += guarded
         ctx.report(node, severity=severity, what=what, lib=lib["name"], alternative=lib["alternative"], note=note)

@@ -17,6 +17,7 @@ from typing import Optional
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import CUDA_DEVICE_RE, arg, fix, kwarg
 from ascendify.scan.context import parent
+from ascendify.semantic.bindings import handler_reraises
 from ascendify.rules.registry import check, file_check
 
 
@@ -86,10 +87,11 @@ def import_report(ctx) -> None:
         if isinstance(node, ast.Import) and keys <= seen:
             continue  # a plain submodule import adds nothing; `from pkg.sub import Api` names what is used
         seen |= keys
-        if _import_guarded(node):
+        note = guard_note(node)
+        if note:
             rule = ctx.rules[ctx.current_code]
             msg = rule.message.format(name=name, what=what, replacement=repl)
-            ctx.report(node, severity="warning", message=msg + " (guarded by `except ImportError`: the code runs without it; check what the fallback loses)")
+            ctx.report(node, severity="warning", message=msg + note)
         else:
             ctx.report(node, name=name, what=what, replacement=repl)
 
@@ -97,16 +99,34 @@ def import_report(ctx) -> None:
 _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
 
 
-def _import_guarded(node: ast.AST) -> bool:
-    """Is the import in the body of a ``try`` whose handlers catch ImportError (or broader)?"""
+def import_guard(node: ast.AST) -> Optional[str]:
+    """The handler that makes the import optional, as written (``except ImportError``), or None.
+
+    The import must be in the body of a ``try`` with a handler catching ImportError (or
+    broader) that falls back; a handler that re-raises (``raise``, ``raise X from e``) is
+    no fallback: without the package the code still stops there."""
     p = parent(node)
     if not isinstance(p, ast.Try) or node not in p.body:
-        return False
+        return None
     for h in p.handlers:
         types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
         if h.type is None or any(isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS for t in types):
-            return True
-    return False
+            if handler_reraises(h):
+                continue
+            names = [t.id for t in types if isinstance(t, ast.Name)]
+            return "except" if h.type is None else f"except {', '.join(names)}" if len(names) == 1 else f"except ({', '.join(names)})"
+    return None
+
+
+def _import_guarded(node: ast.AST) -> bool:
+    """Is the import in the body of a ``try`` whose handler catching ImportError (or broader) falls back?"""
+    return import_guard(node) is not None
+
+
+def guard_note(node: ast.AST) -> str:
+    """The message suffix for an optional import (empty when the import is not optional)."""
+    g = import_guard(node)
+    return f" (guarded by `{g}`: the code runs without it; check what the fallback loses)" if g else ""
 
 
 for _code in _table()["imports"]:
