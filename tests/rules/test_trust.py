@@ -80,3 +80,37 @@ def test_reraising_try_is_no_guard_in_the_model(tmp_path):
     """))
     handlers = [n for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler)]
     assert [handler_reraises(h) for h in handlers] == [True, True, False]
+
+
+# ------------------------------------------------------------------ MEM004: the loop as the code shows it
+def test_empty_cache_loop_wording_names_loop_and_function(tmp_path):
+    path = _write(tmp_path, """
+        import torch
+
+        def bench_fn(fn, n):
+            for _ in range(3):
+                for step in range(n):
+                    fn()
+                    torch.cuda.empty_cache()
+
+        def train(loader):
+            for batch in loader:
+                torch.cuda.empty_cache()
+    """)
+    fs = findings_for(path, "MEM004")
+    assert [f.message.split(":")[0] for f in fs] == [
+        "`torch.cuda.empty_cache()` inside a nested loop over `range(n)` in `bench_fn`",
+        "`torch.cuda.empty_cache()` inside a loop over `loader` in `train`",
+    ]
+    assert not any("training" in f.message for f in fs)
+
+
+def test_empty_cache_in_epoch_loop_not_reported(tmp_path):
+    path = _write(tmp_path, """
+        import torch
+
+        def fit(epochs):
+            for epoch in range(epochs):
+                torch.cuda.empty_cache()
+    """)
+    assert findings_for(path, "MEM004") == []

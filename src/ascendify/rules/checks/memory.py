@@ -186,17 +186,34 @@ def empty_cache_in_loop(node: ast.Call, ctx) -> None:
     if ctx.call_name(node) not in _EMPTY_CACHE:
         return
     loops = []
+    func = None
     for p in ancestors(node):
         if isinstance(p, (ast.For, ast.AsyncFor, ast.While)):
             loops.append(p)
         elif isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            func = p
             break
     if not loops:
         return
     inner = loops[0]
     head = ctx.segment(inner.iter) if isinstance(inner, (ast.For, ast.AsyncFor)) else ""
     if len(loops) >= 2 or _STEP_ITER.search(head):
-        ctx.report(node, None, name=ctx.segment(f))
+        ctx.report(node, None, name=ctx.segment(f), where=_loop_where(inner, head, len(loops), func))
+
+
+def _loop_where(inner: ast.AST, head: str, depth: int, func: Optional[ast.AST]) -> str:
+    """Where the call is, in the code's own terms: "inside a loop over `loader` in `train`"."""
+    if head and len(head) <= 40 and "\n" not in head:
+        where = f"inside a loop over `{head}`"
+    elif isinstance(inner, ast.While):
+        where = "inside a `while` loop"
+    else:
+        where = "inside a loop"
+    if depth >= 2:
+        where = where.replace("inside a", "inside a nested", 1)
+    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        where += f" in `{func.name}`"
+    return where
 
 
 # ---------------------------------------------------------------------- MEM005
