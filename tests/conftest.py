@@ -3,7 +3,31 @@ import os
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(os.path.dirname(ROOT), "shared", "reference")
+# The reference data the tests read: a vendored subset of the research folder, in its layout
+# (tests/data/reference/README.md gives provenance).  Never ../shared: a clean clone runs the same.
+REFERENCE = os.path.join(ROOT, "tests", "data", "reference")
+SHARED = REFERENCE  # old name, kept for tests that import it
+
+
+def reference_path(*parts: str) -> str:
+    """Path of a vendored reference file (``reference_path("data", "profiler", "x.csv")``);
+    fails the test, never skips it, when the file is missing."""
+    p = os.path.join(REFERENCE, *parts)
+    if not os.path.exists(p):
+        pytest.fail(f"vendored reference data missing: {os.path.relpath(p, ROOT)} "
+                    "(see tests/data/reference/README.md; restore it from git)", pytrace=False)
+    return p
+
+
+def full_reference_dir():
+    """The full research folder (``reference/``, ~15 MB), for the tests that rebuild the package
+    data from it: ``$ASCENDIFY_REFERENCE``, ``../shared/reference`` next to the checkout, or
+    ``/work/shared/reference``; None when none holds ``data/``."""
+    for p in (os.environ.get("ASCENDIFY_REFERENCE", ""), os.path.join(ROOT, "..", "shared", "reference"),
+              "/work/shared/reference"):
+        if p and os.path.isdir(os.path.join(p, "data")):
+            return os.path.abspath(p)
+    return None
 
 
 @pytest.fixture(autouse=True)

@@ -4,20 +4,23 @@ import os
 
 import pytest
 
+from tests.conftest import REFERENCE, full_reference_dir, reference_path
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def reference_dir():
-    for p in (os.environ.get("ASCENDIFY_REFERENCE", ""), os.path.join(ROOT, "..", "shared", "reference"),
-              "/work/shared/reference"):
-        if p and os.path.isdir(os.path.join(p, "data")):
-            return os.path.abspath(p)
-    return None
 
 
 @pytest.fixture(scope="session")
 def reference():
-    d = reference_dir()
+    """The vendored reference subset (tests/data/reference, the research folder's layout)."""
+    reference_path("data", "derived", "classification_summary.json")
+    return REFERENCE
+
+
+@pytest.fixture(scope="session")
+def full_reference():
+    """The full research folder; the tests that rebuild the whole op KB from it fail without it."""
+    d = full_reference_dir()
     if d is None:
-        pytest.skip("reference data (../shared/reference) not available")
+        pytest.fail("the full research folder (reference/, ~15 MB) was not found: set ASCENDIFY_REFERENCE=PATH/reference "
+                    "or put it at ../shared/reference; tools/build_kb.py rebuilds the op KB from it", pytrace=False)
     return d

@@ -20,8 +20,8 @@ from .conftest import ROOT
 BUILD = os.path.join(ROOT, "tools", "build_kb.py")
 
 
-def test_package_data_is_up_to_date(reference):
-    r = subprocess.run([sys.executable, BUILD, "--shared", reference, "--check"], capture_output=True, text=True)
+def test_package_data_is_up_to_date(full_reference):
+    r = subprocess.run([sys.executable, BUILD, "--shared", full_reference, "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -55,12 +55,12 @@ def _fake_wheel(path, reference):
         zf.writestr("torch_npu-2.13.9.dist-info/METADATA", "Name: torch-npu\nVersion: 2.13.9\nRequires-Dist: torch==2.13.0\n")
 
 
-def test_add_release_from_wheel_in_one_command(reference, tmp_path):
+def test_add_release_from_wheel_in_one_command(full_reference, tmp_path):
     import torch
     if torch.__version__.split("+")[0] != "2.13.0":
         pytest.skip("needs torch 2.13.0 installed (its native_functions.yaml is the torch side)")
     whl = tmp_path / "torch_npu-2.13.9-cp311-cp311-manylinux_2_28_x86_64.whl"
-    _fake_wheel(str(whl), reference)
+    _fake_wheel(str(whl), full_reference)
     out = tmp_path / "data"
     out.mkdir()
     # start from a copy of the shipped data so only the new release differs
@@ -68,7 +68,7 @@ def test_add_release_from_wheel_in_one_command(reference, tmp_path):
         if os.path.isfile(p):
             (out / os.path.basename(p)).write_bytes(open(p, "rb").read())
     env = dict(os.environ)
-    r = subprocess.run([sys.executable, BUILD, "--shared", reference, "--out", str(out), "--wheel", str(whl),
+    r = subprocess.run([sys.executable, BUILD, "--shared", full_reference, "--out", str(out), "--wheel", str(whl),
                         "--torch-wheel", "installed", "--docs", str(tmp_path / "none.md")],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stdout + r.stderr

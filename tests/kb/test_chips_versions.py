@@ -9,10 +9,10 @@ import pytest
 
 from ascendify.kb import chips as C
 from ascendify.kb import versions as V
+from tests.conftest import REFERENCE, reference_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SHARED = os.path.join(os.path.dirname(REPO), "shared", "reference")
 
 
 # ----------------------------------------------------------------------------- chips
@@ -128,12 +128,14 @@ def test_pypi_builds_and_inner_codes():
     assert V.releases_for_inner_code("cann", "C22") == ["8.2.RC1"]
 
 
-@pytest.mark.skipif(not os.path.isdir(SHARED), reason="reference data not available")
 def test_builder_reproduces_committed_data(tmp_path):
+    # inputs: the vendored research tables (tests/data/reference/data/derived/) and wheel folder list
+    for name in ("soc_versions.json", "version_matrix.json", "cann_hdk_recommended.json"):
+        reference_path("data", "derived", name)
     spec = importlib.util.spec_from_file_location("kb_versions", os.path.join(REPO, "tools", "kb_versions.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    written = mod.build(SHARED, str(tmp_path))
+    written = mod.build(REFERENCE, str(tmp_path))
     assert sorted(os.path.basename(p) for p in written) == ["chips.json", "versions.json"]
     data_dir = os.path.join(REPO, "src", "ascendify", "kb", "data")
     for p in written:

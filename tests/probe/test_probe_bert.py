@@ -4,7 +4,6 @@ no download) and check every classification in the report against the raw public
 from __future__ import annotations
 
 import csv
-import os
 
 import pytest
 
@@ -12,10 +11,8 @@ pytest.importorskip("transformers")
 yaml = pytest.importorskip("yaml")
 
 from ascendify.probe.run import probe_model  # noqa: E402
+from tests.conftest import reference_path  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-REF = next((p for p in (os.environ.get("ASCENDIFY_REFERENCE", ""), os.path.join(ROOT, "..", "shared", "reference"),
-                        "/work/shared/reference") if p and os.path.isdir(os.path.join(p, "data"))), None)
 RELEASE = "2.7.1.post11"
 CSV = f"aten_op_classification_torch2.7.1_torch_npu{RELEASE}.csv"
 
@@ -28,9 +25,8 @@ def report():
 
 @pytest.fixture(scope="module")
 def raw():
-    if REF is None:
-        pytest.skip("reference data (../shared/reference) not available")
-    with open(os.path.join(REF, "data", "torch_npu_wheels", RELEASE, "npu_native_functions_by_codegen.yaml"),
+    # the raw public data, vendored in tests/data/reference (README.md there gives provenance)
+    with open(reference_path("data", "torch_npu_wheels", RELEASE, "npu_native_functions_by_codegen.yaml"),
               encoding="utf-8") as fh:
         doc = yaml.safe_load(fh)
     reg = {}
@@ -41,7 +37,7 @@ def raw():
                 continue
             impl = set(p.strip() for p in e.get("impl_ns", "").split(",") if p.strip()) if isinstance(e, dict) else set()
             reg.setdefault(name, set()).update(impl or {"torch_npu_core"})
-    with open(os.path.join(REF, "data", "derived", CSV), encoding="utf-8", newline="") as fh:
+    with open(reference_path("data", "derived", CSV), encoding="utf-8", newline="") as fh:
         table = {r["aten_overload"]: r for r in csv.DictReader(fh)}
     return reg, table
 

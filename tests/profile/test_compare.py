@@ -12,7 +12,7 @@ from ascendify.cli import cli
 from ascendify.errors import AscendifyError
 from ascendify.profile.compare import compare, npu_op_times
 from ascendify.profile.reader import read_trace
-from tests.conftest import SHARED
+from tests.conftest import reference_path
 
 
 def _x(name, ts, dur, pid=1, tid=1, cat="cpu_op", **args):
@@ -83,9 +83,8 @@ def test_compare_bad_inputs(tmp_path):
         compare(g, str(tmp_path / "empty_ascend_pt"))
 
 
-@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "data", "profiler")), reason="reference sample data not available")
 def test_npu_side_of_the_sample_trace():
-    ev, _ = read_trace(os.path.join(SHARED, "data", "profiler", "trace_view_torch_npu.json"))
+    ev, _ = read_trace(reference_path("data", "profiler", "trace_view_torch_npu.json"))
     ops = npu_op_times(ev)
     # device tasks reach the aten ops through the async_npu flows (274 pairs in the sample)
     assert "aten::mm" in ops and ops["aten::mm"]["device_us"] > 0

@@ -1,4 +1,4 @@
-"""`ascendify profile` on the public sample files (reference data, read in place)
+"""`ascendify profile` on the public sample files (vendored in tests/data/reference, read in place)
 and on fixtures written here from the documented formats (accuracy-profiling-atc.md §4)."""
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from ascendify.errors import AscendifyError
 from ascendify.profile.analyze import analyze, compile_pattern, fusion_rules
 from ascendify.profile.cli import render_text
 from ascendify.profile.reader import norm_column, read_trace
-from tests.conftest import SHARED
+from tests.conftest import reference_path
 
-SAMPLES = os.path.join(SHARED, "data", "profiler")
-needs_samples = pytest.mark.skipif(not os.path.isdir(SAMPLES), reason="reference sample data not available")
+
+def sample(name: str) -> str:
+    """A vendored profiler sample (tests/data/reference/data/profiler/); a missing one fails the test."""
+    return reference_path("data", "profiler", name)
 
 
 def run_dir(tmp_path, **files) -> str:
@@ -38,9 +40,8 @@ def run_dir(tmp_path, **files) -> str:
     return str(out.parent)
 
 
-@needs_samples
 def test_sample_aicpu_and_hccl_share(tmp_path):
-    d = run_dir(tmp_path, kernel_details__csv=os.path.join(SAMPLES, "kernel_details_with_aicpu_hccl.csv"))
+    d = run_dir(tmp_path, kernel_details__csv=sample("kernel_details_with_aicpu_hccl.csv"))
     k = analyze(d)["kernels"]
     # Checked by hand against the file (column 7 = Accelerator Core, column 9 = Duration(us);
     # `awk -F, 'NR>1{s+=$9; if($7=="HCCL")h+=$9; if($7=="AI_CPU")a+=$9}'`):
@@ -66,9 +67,8 @@ def test_sample_aicpu_and_hccl_share(tmp_path):
     assert k["op_state"] is None  # this older header has no OP State column
 
 
-@needs_samples
 def test_sample_cli_text_lists_aicpu(tmp_path):
-    d = run_dir(tmp_path, kernel_details__csv=os.path.join(SAMPLES, "kernel_details_with_aicpu_hccl.csv"))
+    d = run_dir(tmp_path, kernel_details__csv=sample("kernel_details_with_aicpu_hccl.csv"))
     r = CliRunner().invoke(cli, ["profile", d], standalone_mode=False)
     assert r.exception is None, r.output
     assert "Cast INT32 → UINT64: ×7, 785.2 µs" in r.output
@@ -77,9 +77,8 @@ def test_sample_cli_text_lists_aicpu(tmp_path):
     assert json.loads(r.output)["kernels"]["aicpu"][0]["count"] == 7
 
 
-@needs_samples
 def test_sample_level1_dynamic_shapes_and_tab_padded_times(tmp_path):
-    d = run_dir(tmp_path, kernel_details__csv=os.path.join(SAMPLES, "kernel_details_level1_bf16_matmul.csv"))
+    d = run_dir(tmp_path, kernel_details__csv=sample("kernel_details_level1_bf16_matmul.csv"))
     rep = analyze(d)
     k = rep["kernels"]
     assert k["rows"] == 29 and k["op_state"] == {"static": 0, "dynamic": 29, "other": 0}
@@ -89,11 +88,10 @@ def test_sample_level1_dynamic_shapes_and_tab_padded_times(tmp_path):
     assert k["aicpu"] == []
 
 
-@needs_samples
 def test_sample_trace_view(tmp_path):
-    events, notes = read_trace(os.path.join(SAMPLES, "trace_view_torch_npu.json"))
+    events, notes = read_trace(sample("trace_view_torch_npu.json"))
     assert len(events) == 3670 and notes == []
-    d = run_dir(tmp_path, trace_view__json=os.path.join(SAMPLES, "trace_view_torch_npu.json"))
+    d = run_dir(tmp_path, trace_view__json=sample("trace_view_torch_npu.json"))
     rep = analyze(d)
     tr = rep["trace"]
     # 11 AscendCL@aclopCompileAndExecute events: below the advisor's 20 → no compile storm
@@ -104,9 +102,8 @@ def test_sample_trace_view(tmp_path):
     assert st["source"].startswith("trace_view.json") and st["bound"] == "free"
 
 
-@needs_samples
 def test_sample_cluster_step_trace(tmp_path):
-    d = run_dir(tmp_path, step_trace_time__csv=os.path.join(SAMPLES, "cluster_step_trace_time.csv"))
+    d = run_dir(tmp_path, step_trace_time__csv=sample("cluster_step_trace_time.csv"))
     st = analyze(d)["step_time"]
     # 8 rank rows; the "stage" aggregate row is left out
     assert [s["step"] for s in st["steps"]] == [f"rank {i}" for i in range(8)]
@@ -118,9 +115,8 @@ def test_sample_cluster_step_trace(tmp_path):
     assert st["slowest"]["communication_not_overlapped"] == "rank 5" and st["slowest"]["free"] == "rank 1"
 
 
-@needs_samples
 def test_sample_cluster_communication(tmp_path):
-    d = run_dir(tmp_path, communication__json=os.path.join(SAMPLES, "cluster_communication.json"))
+    d = run_dir(tmp_path, communication__json=sample("cluster_communication.json"))
     cm = analyze(d)["communication"]
     assert cm["ops"] and cm["ops"][0]["op"].startswith("hcom_")
     assert 0.0 <= cm["wait_ratio"] <= 1.0

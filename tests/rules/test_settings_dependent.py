@@ -6,15 +6,12 @@ settings only; these tests vary the settings.
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest
 
 from .helpers import findings_for, fixed_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-REFERENCE = os.path.join(os.path.dirname(ROOT), "shared", "reference")
 
 ENTRY = """
 import torch
