@@ -114,3 +114,45 @@ def test_empty_cache_in_epoch_loop_not_reported(tmp_path):
                 torch.cuda.empty_cache()
     """)
     assert findings_for(path, "MEM004") == []
+
+
+# ------------------------------------------------------------------ OPS003: device-independent compiler housekeeping
+def test_compiler_housekeeping_is_not_unsupported(tmp_path):
+    path = _write(tmp_path, """
+        import torch
+
+        torch.compiler.reset()
+        torch.compiler.disable(lambda x: x)
+        print(torch.compiler.list_backends(), torch.compiler.is_compiling())
+
+        @torch.compiler.allow_in_graph
+        def f(x):
+            return x
+    """)
+    for release in ("2.7.1", "2.13.0"):
+        assert findings_for(path, "OPS003", torch_npu=release) == [], release
+
+
+def test_unsupported_api_still_reported(tmp_path):
+    from ascendify.kb import apis
+
+    # the same list marks these unsupported; they do device work, so they stay reported
+    notes = apis._notes()["apis"]
+    assert notes["torch.compiler.reset"]["2.7.1"][0] == 0  # the list's "unsupported" that is not reported
+    path = _write(tmp_path, """
+        import torch
+
+        x = torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]), torch.tensor([1.0]))
+    """)
+    fs = findings_for(path, "OPS003", torch_npu="2.7.1")
+    assert [f.line for f in fs] == [4]
+    assert "torch.sparse_csr_tensor" in fs[0].message
+
+
+def test_device_independent_table_cites_pytorch_docs():
+    from ascendify.rules.checks.operators import device_independent_apis
+
+    table = device_independent_apis()
+    assert {"torch.compiler.reset", "torch.compiler.disable", "torch.compiler.is_compiling"} <= set(table)
+    assert "torch.compiler.cudagraph_mark_step_begin" not in table  # CUDA graph trees: device work
+    assert all(e["source"].startswith("https://") and "pytorch.org" in e["source"] for e in table.values())

@@ -184,10 +184,22 @@ _REPORTED_ELSEWHERE = frozenset({
 _REPORTED_ELSEWHERE_PREFIXES = ("torch.cuda.", "torch.backends.cuda.", "torch.backends.cudnn.")  # DEV rules
 
 
+@lru_cache(maxsize=1)
+def device_independent_apis() -> dict:
+    """API → {does, source} from ``rules/data/device_independent_apis.toml``: APIs the support
+    lists mark unsupported that do no device work (``torch.compiler.reset``, ``disable``, …)."""
+    from importlib import resources
+
+    from ascendify.rules.registry import tomllib
+
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("device_independent_apis.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["api"]
+
+
 @check("OPS003", ast.Call)
 def doc_unsupported(node: ast.Call, ctx) -> None:
     api, method = _api_of(node, ctx)
-    if api is None or api in _REPORTED_ELSEWHERE or api.startswith(_REPORTED_ELSEWHERE_PREFIXES) or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
+    if api is None or api in device_independent_apis() or api in _REPORTED_ELSEWHERE or api.startswith(_REPORTED_ELSEWHERE_PREFIXES) or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
         return
     release = _release(ctx.settings.torch_npu)
     flags = _doc_flags(release).get(api)
