@@ -29,22 +29,47 @@ def display_path(path: str, cwd: str | None = None) -> str:
     return ap if r.startswith("..") else r
 
 
-def _default_mode() -> int:
-    """The mode ``open(path, "w")`` would give a new file (0o666 less the umask)."""
+def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
 
 
-def atomic_write(path: str, data: bytes, like: str | None = None) -> None:
+def _default_mode(mode: int = 0o666) -> int:
+    """The mode ``open(path, "w")`` would give a new file (``mode`` less the umask;
+    ``mode=0o777`` for an executable script)."""
+    return mode & ~_umask()
+
+
+def file_mode(path: str, like: str | None = None, mode: int | None = None) -> int:
+    """The permission bits a file written to ``path`` gets: those of ``like`` (default:
+    ``path`` itself, when it exists), else ``0o666`` (``mode``, when given) less the umask.
+    With ``mode`` given the result is also never less than ``mode`` less the umask, so
+    an executable script rewritten over an old non-executable copy becomes executable."""
+    like = like or (path if os.path.exists(path) else None)
+    want = _default_mode(0o666 if mode is None else mode)
+    if like:
+        have = stat.S_IMODE(os.stat(like).st_mode)
+        return have | want if mode is not None else have
+    return want
+
+
+def replace_file(tmp: str, path: str, like: str | None = None, mode: int | None = None) -> None:
+    """``os.replace(tmp, path)`` after giving ``tmp`` the mode :func:`file_mode` picks
+    (a ``tempfile.mkstemp`` file is ``0o600``; the result must not be)."""
+    os.chmod(tmp, file_mode(path, like, mode))
+    os.replace(tmp, path)
+
+
+def atomic_write(path: str, data: bytes, like: str | None = None, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and
     ``os.replace``; the file mode is copied from ``like`` (default: ``path`` if it
-    exists; a new file gets the mode ``open`` would give it).  A symlink ``path`` is
-    written through: its target is replaced and the link kept.  Raises ``OSError``
-    on failure, leaving ``path`` as it was."""
+    exists); a new file gets the mode ``open`` would give it (``0o666`` less the umask;
+    ``mode=0o777`` for a script: ``0o777`` less the umask, see :func:`file_mode`).
+    A symlink ``path`` is written through: its target is replaced and the link kept.
+    Raises ``OSError`` on failure, leaving ``path`` as it was."""
     if os.path.islink(path):
         path = os.path.realpath(path)
-    like = like or (path if os.path.exists(path) else None)
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".ascendify-", suffix=".tmp")
     try:
@@ -52,8 +77,7 @@ def atomic_write(path: str, data: bytes, like: str | None = None) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(os.stat(like).st_mode) if like else _default_mode())
-        os.replace(tmp, path)
+        replace_file(tmp, path, like, mode)
     except BaseException:
         try:
             os.unlink(tmp)

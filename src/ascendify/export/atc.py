@@ -8,6 +8,7 @@ profile counts, ``-1`` placement, error codes) are from
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -329,6 +330,28 @@ def render_command(args: Sequence[str]) -> str:
         else:
             out.append(shlex.quote(a))
     return " ".join(out)
+
+
+def atc_script(onnx_path: str, plan: AtcPlan, soc_version: Optional[str], precision_mode: str = "force_fp16",
+               insert_op_conf: Optional[str] = None, comments: Sequence[str] = ()) -> str:
+    """The text of ``<prefix>.atc.sh``: a POSIX sh script that runs the atc command of
+    :func:`atc_args` from any folder.  The ONNX file, the AIPP config and the .om output lie
+    beside the script, so it names them by file name and first changes to its own folder
+    (``cd "$(dirname "$0")"``).  ``comments`` become ``#`` lines.  Without ``soc_version``
+    the script stops with a message when ``$SOC_VERSION`` is unset."""
+    folder = os.path.dirname(os.path.abspath(onnx_path))
+    if insert_op_conf and os.path.dirname(os.path.abspath(insert_op_conf)) != folder:
+        conf = os.path.abspath(insert_op_conf)  # not beside the model: keep an absolute path
+    else:
+        conf = os.path.basename(insert_op_conf) if insert_op_conf else None
+    args = atc_args(os.path.basename(onnx_path), plan, soc_version, precision_mode, insert_op_conf=conf)
+    lines = ["#!/bin/sh"] + [f"# {c}" for c in comments] + ["set -e"]
+    if not soc_version:
+        lines.append(': "${SOC_VERSION:?set SOC_VERSION from npu-smi info (Name column, prefixed with Ascend), '
+                     'e.g. SOC_VERSION=Ascend910B3}"')
+    lines += ["# the files named below lie beside this script: run it from any folder",
+              'cd "$(dirname "$0")"', render_command(args), ""]
+    return "\n".join(lines)
 
 
 def precision_note(mode: str) -> str:
