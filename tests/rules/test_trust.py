@@ -156,3 +156,98 @@ def test_device_independent_table_cites_pytorch_docs():
     assert {"torch.compiler.reset", "torch.compiler.disable", "torch.compiler.is_compiling"} <= set(table)
     assert "torch.compiler.cudagraph_mark_step_begin" not in table  # CUDA graph trees: device work
     assert all(e["source"].startswith("https://") and "pytorch.org" in e["source"] for e in table.values())
+
+
+# ------------------------------------------------------------------ OPS: messages agree with the op KB
+OPS_FIXTURE = """
+import torch
+
+a = torch.randn(2, 3, 4)
+b = torch.bmm(a, a.transpose(1, 2))
+c = a.bmm(a.transpose(1, 2))
+d = torch.acosh(a)
+e = torch.std(a)
+f = torch.polygamma(1, a)
+g = torch.cholesky(a[0] @ a[0].T)
+h = torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]), torch.tensor([1.0]))
+"""
+
+
+def _ops_findings(paths, release):
+    from ascendify.config import Settings
+    from ascendify.scan.engine import discover, scan_files
+
+    s = Settings(select=["OPS"], torch_npu=release).validate()
+    return [f for f in scan_files(discover(paths, s, lambda *a: None), s, jobs=1).findings if f.code.startswith("OPS")]
+
+
+def _kb_class(release, api):
+    from ascendify.kb import apis, ops
+
+    return ops.load_release(release).ops.get(apis.name_based_aten(api), ("unknown",))[0]
+
+
+def _api(message):
+    return message.split("`")[1].split("(")[0].replace("F.", "torch.nn.functional.")
+
+
+def test_ops_fallback_claims_agree_with_the_kb(tmp_path):
+    import os
+    import re
+
+    from ascendify.rules.checks.operators import _release
+
+    path = _write(tmp_path, OPS_FIXTURE)
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "cuda_project")
+    checked = 0
+    for version in ("2.7.1", "2.12.0"):
+        release = _release(version)
+        fs = _ops_findings((path, example), version)
+        assert {"OPS001", "OPS002", "OPS003", "OPS004"} <= {f.code for f in fs}, version
+        for f in fs:
+            api = _api(f.message)
+            cls = _kb_class(release, api)
+            m = f.message
+            if f.code == "OPS001":  # names the aten ops the KB lists as CPU fallbacks, for this release
+                for op in re.findall(r"aten::(\w+)", m):
+                    assert ops_class(release, op) == "cpu_fallback", (m, op)
+            if "registers an NPU" in m:
+                named = re.search(r"registers an NPU (?:kernel for aten::(\w+)|(\w+) kernel)", m)
+                assert ops_class(release, named.group(1) or named.group(2)) == "npu_kernel", m
+            if re.search(r"fall(?:s|ing)? back|runs (?:it )?on the CPU", m):
+                # a fallback claim is the KB's (OPS001 / no kernel), or attributed to the docs list,
+                # and then says when the KB registers a kernel after all
+                if f.code == "OPS002":
+                    assert "native-API list" in m
+                    assert (cls == "npu_kernel") == ("sources disagree" in m), m
+                else:
+                    assert f.code == "OPS001" or cls == "cpu_fallback", m
+            checked += 1
+    assert checked >= 10
+
+
+def ops_class(release, op):
+    from ascendify.kb import ops
+
+    return ops.load_release(release).ops.get(op, ("unknown",))[0]
+
+
+def test_bmm_message_never_says_cpu_fallback_with_a_kernel():
+    from ascendify.rules.checks.operators import _release, bmm_claim
+
+    for version in ("2.1.0", "2.7.1", "2.12.0", "2.13.0"):
+        release = _release(version)
+        claim = bmm_claim(release)
+        if ops_class(release, "bmm") == "npu_kernel":
+            assert "registers an NPU bmm kernel" in claim and "CPU" not in claim, claim
+        else:
+            assert "registers" not in claim, claim
+
+
+def test_doc_fallback_with_a_registered_kernel_says_sources_disagree(tmp_path):
+    path = _write(tmp_path, "import torch\nx = torch.acosh(torch.randn(3))\n")
+    from ascendify.rules.checks.operators import _release
+
+    (f,) = findings_for(path, "OPS002", torch_npu="2.7.1")
+    assert ops_class(_release("2.7.1"), "acosh") == "npu_kernel"
+    assert f"sources disagree: torch_npu {_release('2.7.1')} registers an NPU kernel for aten::acosh" in f.message

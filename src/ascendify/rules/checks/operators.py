@@ -174,7 +174,11 @@ def doc_may_fallback(node: ast.Call, ctx) -> None:
     if not flags or not flags[0] or api in api_fallbacks(release):
         return
     dts = f"; verified dtypes: {flags[2].replace(',', ', ')}" if flags[2] else ""
-    ctx.report(node, api=api, torch=kbops.load_release(release).torch, dtypes=dts)
+    table = kbops.load_release(release)
+    own = kbapis.name_based_aten(api)
+    if table.ops.get(own, ("",))[0] == "npu_kernel":  # the list and the registrations disagree: say both
+        dts += f" (sources disagree: torch_npu {release} registers an NPU kernel for aten::{own})"
+    ctx.report(node, api=api, torch=table.torch, dtypes=dts)
 
 
 # APIs whose NPU problem a more specific rule already reports at the same call
@@ -219,15 +223,23 @@ def doc_unsupported(node: ast.Call, ctx) -> None:
     ctx.report(node, api=api, what=what, torch=table.torch, hw="".join(extra))
 
 
+def bmm_claim(release: str) -> str:
+    """What the KB says about aten::bmm in ``release``, for OPS004's message: a registered NPU
+    kernel is never described as a CPU fallback (and a CPU fallback never as a kernel)."""
+    cls, impl, _ = kbops.load_release(release).ops.get("bmm", ("unknown", "", ""))
+    if cls == "npu_kernel":
+        return (f"torch_npu {release} registers an NPU bmm kernel ({impl}) and its docs verify fp16/fp32 only; "
+                "a field guide reports bmm slow on older builds")
+    if cls == "cpu_fallback":
+        return f"torch_npu {release} has no NPU bmm kernel: bmm runs on the CPU (host copies on every call)"
+    return f"torch_npu {release}: bmm is {kbops.SHORT_LABELS.get(cls, cls)}; a field guide reports bmm slow on older builds"
+
+
 @check("OPS004", ast.Call)
 def bmm_slow_path(node: ast.Call, ctx) -> None:
     api, method = _api_of(node, ctx)
     if api == "torch.bmm" or (method and api == "Tensor.bmm" and ctx.has_import("torch")):
-        release = _release(ctx.settings.torch_npu)
-        cls, impl, _ = kbops.load_release(release).ops.get("bmm", ("unknown", "", ""))
-        note = (f"torch_npu {release} registers an NPU bmm kernel ({impl})" if cls == "npu_kernel"
-                else f"torch_npu {release}: bmm is {kbops.SHORT_LABELS.get(cls, cls)}")
-        ctx.report(node, api=api, kernel_note=note)
+        ctx.report(node, api=api, claim=bmm_claim(_release(ctx.settings.torch_npu)))
 
 
 @check("OPS005", ast.Call)
