@@ -251,3 +251,46 @@ def test_doc_fallback_with_a_registered_kernel_says_sources_disagree(tmp_path):
     (f,) = findings_for(path, "OPS002", torch_npu="2.7.1")
     assert ops_class(_release("2.7.1"), "acosh") == "npu_kernel"
     assert f"sources disagree: torch_npu {_release('2.7.1')} registers an NPU kernel for aten::acosh" in f.message
+
+
+# ------------------------------------------------------------------ DTY005: no chip, one note per project
+BF16_A = """
+import torch
+
+model = torch.nn.Linear(8, 8).bfloat16()
+x = torch.zeros(2, dtype=torch.bfloat16)
+"""
+BF16_B = """
+import torch
+
+with torch.autocast("npu", dtype=torch.bfloat16):
+    pass
+"""
+
+
+def _scan_tree(tmp_path, **kw):
+    from ascendify.config import Settings
+    from ascendify.scan.engine import discover, scan_files
+
+    (tmp_path / "a.py").write_text(BF16_A, encoding="utf-8")
+    (tmp_path / "b.py").write_text(BF16_B, encoding="utf-8")
+    s = Settings(select=["DTY005"], **kw).validate()
+    return [f for f in scan_files(discover((str(tmp_path),), s, lambda *a: None), s, jobs=1).findings if f.code == "DTY005"]
+
+
+def test_bf16_without_chip_is_one_note_per_project(tmp_path):
+    fs = _scan_tree(tmp_path)
+    assert len(fs) == 1
+    (f,) = fs
+    assert (f.path.endswith("a.py"), f.line, f.severity) == (True, 4, "info")
+    assert "2 more bf16 uses in 2 files of this project, not listed" in f.message
+    assert "set `--chip SOC`" in f.message
+    # a chip with bf16, or one whose support is unconfirmed: still no finding per use
+    assert _scan_tree(tmp_path, chip="Ascend910B3") == []
+    assert len(_scan_tree(tmp_path, chip="Ascend310B1")) == 1
+
+
+def test_bf16_with_a_chip_without_bf16_reports_every_use(tmp_path):
+    fs = _scan_tree(tmp_path, chip="Ascend910A")
+    assert [(f.path[-4:], f.line) for f in fs] == [("a.py", 4), ("a.py", 5), ("b.py", 4)]
+    assert all(f.severity == "warning" and "has no bf16 support" in f.message and "more bf16 uses" not in f.message for f in fs)

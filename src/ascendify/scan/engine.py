@@ -699,6 +699,9 @@ def scan_files(
         _collect(map(_scan_one, pending), result, progress)
     if len(result.summaries) > 1:
         result.findings.extend(join(result.summaries, settings, load_rules(), result.findings))
+    from ascendify.rules.checks.dtype import bf16_project_note  # one DTY005 note per project without a bf16-less chip
+
+    result.findings = bf16_project_note(result.findings, settings)
     result.findings.sort(key=Finding.sort_key)
     return result
 

@@ -217,8 +217,35 @@ def _report_bf16(node: ast.AST, ctx, what: str) -> None:
     elif chip:
         detail = f"chip {chip} is not in ascendify's chip table; bf16 needs Ascend910B1 or newer (A2/A3/950), not {lacking}"
     else:
-        detail = f"bf16 needs Atlas A2/A3/950 (Ascend910B1 or newer); {lacking} have none — set `chip` to check"
+        detail = f"bf16 needs Atlas A2/A3/950 (Ascend910B1 or newer); {lacking} have none{NO_CHIP_HINT}"
     ctx.report(node, severity="info", what=what, detail=detail)
+
+
+NO_CHIP_HINT = " — set `--chip SOC` (e.g. `--chip Ascend910B3`, or `chip` in the config) to check each use against the chip"
+
+
+def bf16_project_note(findings: list, settings) -> list:
+    """DTY005 without a chip that lacks bf16: one note per project, not one finding per bf16 use.
+
+    With no ``chip``, an unknown one, or one whose bf16 support is unconfirmed, every bf16 use
+    is the same question (does the chip have bf16?), so the first use (in file order) keeps
+    an info finding whose message counts the others and says how to set the chip; the
+    others are dropped.  With a chip that has no bf16, every use stays a finding.
+    ``findings`` is the whole scan's list; returns the list to keep (same order)."""
+    bf16, _family = chip_bf16(settings.chip)
+    if bf16 is False:
+        return findings
+    uses = [f for f in findings if f.code == "DTY005"]
+    if len(uses) < 2:
+        return findings
+    first = min(uses, key=lambda f: f.sort_key())
+    files = len({f.path for f in uses})
+    more = len(uses) - 1
+    first.severity = "info"
+    count = f"; {more} more bf16 use{'s' if more != 1 else ''} in {files} file{'s' if files != 1 else ''} of this project, not listed"
+    head, sep, tail = first.message.partition(NO_CHIP_HINT)
+    first.message = head + count + sep + tail if sep else first.message + count
+    return [f for f in findings if f.code != "DTY005" or f is first]
 
 
 @check("DTY005", ast.Attribute, names=("bfloat16",))
