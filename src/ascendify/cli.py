@@ -24,6 +24,7 @@ LAZY_COMMANDS = {
     "doctor": ("ascendify.doctor.cli", "doctor", "Check the torch / torch_npu / CANN / driver / chip stack."),
     "diagnose": ("ascendify.diagnose.cli", "diagnose", "Find the cause and fix of errors in NPU logs."),
     "profile": ("ascendify.profile.cli", "profile", "Read a torch_npu profiler folder: slow ops, AI_CPU, step time."),
+    "fit": ("ascendify.fit.cli", "fit", "Predict a training step's NPU memory on fake tensors: fits the chip, levers."),
     "export": ("ascendify.export.cli", "export", "Export ONNX for ATC and print the matching atc command."),
     "baseline": ("ascendify.compare.cli", "baseline", "Record PyTorch or ONNX outputs over a data folder."),
     "compare": ("ascendify.compare.cli", "compare", "Compare outputs against a baseline (cosine similarity, errors)."),

@@ -1,0 +1,167 @@
+"""``ascendify fit`` as a function: options in, one JSON-able result out (see docs/fit.md)."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Sequence
+
+from ascendify.errors import AscendifyError
+from ascendify.fit import chip as chipmod
+from ascendify.fit.engine import AMP_DTYPES, OPTIMIZERS, FitSession, Measurement, StepOptions, _inclusive
+from ascendify.fit.levers import SHARDS, Shard, plan_rows
+from ascendify.fit.recorder import CATEGORIES
+
+TIMELINE_POINTS = 240
+
+
+def parse_inputs(inputs: Sequence[str]):
+    """``--input`` values → InputSpec list (probe's parser); :class:`AscendifyError` on bad ones."""
+    from ascendify.probe.spec import SpecError, parse_spec
+    if not inputs:
+        raise AscendifyError("--input is required, e.g. --input x:8,3,224,224:float32 (axis 0 is the batch)")
+    try:
+        specs = [parse_spec(s) for s in inputs]
+    except SpecError as exc:
+        raise AscendifyError(str(exc)) from None
+    if len({s.name for s in specs}) != len(specs):
+        raise AscendifyError("--input names must be distinct")
+    return specs
+
+
+def top_modules(m: Measurement, n: int = 10) -> List[dict]:
+    """Module groups by the activation bytes saved inside them (inclusive), indices folded to
+    ``*`` (``blocks.*`` = every block); a group is dropped when one of its child groups holds
+    95% of its bytes (the child says it more precisely).  Sorted by bytes, largest first."""
+    incl = _inclusive(m.modules)
+    groups: Dict[str, dict] = {}
+    for name, b in incl.items():
+        if not name or b <= 0:
+            continue
+        key = ".".join("*" if p.isdigit() else p for p in name.split("."))
+        g = groups.setdefault(key, {"module": key, "type": m.module_types.get(name, ""), "count": 0,
+                                    "activation_bytes": 0, "self_bytes": 0})
+        g["count"] += 1
+        g["activation_bytes"] += b
+        g["self_bytes"] += m.modules.get(name, 0)
+    keep = []
+    for key, g in groups.items():
+        kids = [c for k, c in groups.items() if k.startswith(key + ".") and "." not in k[len(key) + 1:]]
+        if any(c["activation_bytes"] >= 0.95 * g["activation_bytes"] for c in kids):
+            continue
+        keep.append(g)
+    keep.sort(key=lambda g: (-g["activation_bytes"], g["module"]))
+    return keep[:n]
+
+
+def timeline(m: Measurement, points: int = TIMELINE_POINTS) -> List[dict]:
+    """The live-bytes curve cut into at most ``points`` buckets; each bucket reports the event
+    with the most live bytes in it: ``{"event", "phase", "bytes", <category>: bytes...}``."""
+    n = len(m.timeline)
+    if n == 0:
+        return []
+    phases = sorted(m.phase_starts.items(), key=lambda kv: kv[1])
+
+    def phase_at(i: int) -> str:
+        cur = phases[0][0] if phases else ""
+        for name, start in phases:
+            if start <= i:
+                cur = name
+        return cur
+
+    size = max(1, -(-n // points))
+    out = []
+    for s in range(0, n, size):
+        seg = range(s, min(n, s + size))
+        i = max(seg, key=lambda k: m.timeline[k])
+        pt = {"event": i, "phase": phase_at(i), "bytes": m.timeline[i]}
+        for c in CATEGORIES:
+            pt[c] = m.category_timeline[c][i]
+        out.append(pt)
+    return out
+
+
+def _public(r: dict) -> dict:
+    return {k: v for k, v in r.items() if not k.startswith("_")}
+
+
+def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer: str = "adam",
+        amp: Optional[str] = None, checkpointing: Optional[str] = None, cards: int = 1,
+        shard: Optional[str] = None, batch_auto: bool = False, foreach: bool = True,
+        suggest: bool = True, alloc_conf: Optional[str] = None, runtime_reserve: Optional[int] = None) -> dict:
+    """Predict the memory of one training step of ``target`` on ``inputs`` and check ``chip``.
+
+    Returns the result documented in docs/fit.md (``peak_bytes``, ``reserved_bytes``,
+    ``split``, ``totals``, ``top_modules``, ``timeline``, ``chip``, ``fits``, ``margin_bytes``,
+    ``rows``...).  Raises :class:`AscendifyError` (one line) for bad options, inputs or
+    factories and for a step that fails on fake tensors.
+    """
+    specs = parse_inputs(inputs)
+    if optimizer not in OPTIMIZERS:
+        raise AscendifyError(f"--optimizer '{optimizer}': expected one of {', '.join(OPTIMIZERS)}")
+    if amp is not None and amp not in AMP_DTYPES:
+        raise AscendifyError(f"--amp '{amp}': expected fp16 or bf16")
+    if shard is not None and shard not in SHARDS:
+        raise AscendifyError(f"--shard '{shard}': expected one of {', '.join(SHARDS)}")
+    if cards < 1:
+        raise AscendifyError(f"--cards {cards}: must be 1 or more")
+    if shard and cards == 1:
+        raise AscendifyError(f"--shard {shard} needs --cards N with N > 1")
+    soc = None
+    if chip:
+        soc = chipmod.normalize(chip)
+        if soc is None:
+            raise AscendifyError(f"--chip '{chip}': unknown soc_version; see `ascendify ops --chips` or use e.g. Ascend910B3")
+    if batch_auto and not soc:
+        raise AscendifyError("--batch auto needs --chip SOC (the HBM to fit into)")
+    for s in specs:
+        if not s.shape:
+            raise AscendifyError(f"--input '{s.text()}': needs a batch axis (axis 0)")
+    chipmod.set_runtime_reserve(runtime_reserve)
+    session = FitSession(target, specs, optimizer=optimizer, foreach=foreach, alloc_conf=alloc_conf)
+    opts = StepOptions(optimizer=optimizer, amp=amp, checkpointing=checkpointing, foreach=foreach)
+    configured, rows = plan_rows(session, opts, Shard(shard, cards) if shard else Shard(), soc,
+                                 batch_auto=batch_auto, suggest=suggest)
+    m: Measurement = configured["_m"]
+    v = chipmod.verdict(soc, configured["reserved_bytes"])
+    split = dict(m.split)
+    if configured["shard"]:
+        f = Shard(shard, cards).factors()
+        split = {c: int(b * f.get(c, 1.0)) for c, b in split.items()}
+    result = {
+        "target": target if isinstance(target, str) else getattr(target, "__name__", "factory"),
+        "inputs": [s.text() for s in specs], "batch": m.batch, "optimizer": optimizer, "foreach": foreach,
+        "amp": amp, "checkpointing": checkpointing, "checkpointed_modules": m.checkpointed,
+        "shard": shard, "cards": cards,
+        "peak_bytes": configured["peak_bytes"], "peak_phase": m.peak_phase,
+        "reserved_bytes": configured["reserved_bytes"],
+        "allocator_model": "ascendify.fit.allocator" if chipmod.allocator_available() else None,
+        "split": split, "totals": m.totals,
+        "top_modules": top_modules(m), "timeline": timeline(m),
+        "chip": soc, "hbm_bytes": v["hbm_bytes"], "hbm_source": v["hbm_source"],
+        "runtime_reserve_bytes": v["runtime_reserve_bytes"], "runtime_reserve_source": v["runtime_reserve_source"],
+        "alloc_conf": alloc_conf, "usable_bytes": v["usable_bytes"],
+        "fits": v["fits"], "margin_bytes": v["margin_bytes"],
+        "rows": [_public(r) for r in rows],
+        "ops": m.ops, "seconds": round(sum(r["_m"].seconds for r in rows if "_m" in r), 3),
+        "notes": _notes(configured, soc),
+    }
+    return result
+
+
+def _notes(configured: dict, soc: Optional[str]) -> List[str]:
+    notes = ["sizes are tensor storage bytes from one steady-state step on fake tensors (no memory used); "
+             "peak_bytes is before the caching allocator, reserved_bytes after it"]
+    if not chipmod.allocator_available():
+        notes.append("no caching-allocator model installed: reserved_bytes = peak_bytes (no block rounding)")
+    if configured.get("shard"):
+        notes.append(f"{configured['shard']} x{configured['cards']} is computed from the measured split, not re-run; "
+                     "communication buckets are not counted")
+    if soc and chipmod.hbm_bytes(soc) is None:
+        notes.append(f"the HBM size of {soc} is unknown, so there is no fits verdict")
+    if not soc:
+        notes.append("no --chip: no fits verdict")
+    return notes
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
