@@ -178,3 +178,130 @@ def family_chips(family: str) -> List[ChipInfo]:
     """All soc_versions of one family code (``"910B"``) or alias (``"a2"``)."""
     code = family_code(family) or family
     return [c for c in all_chips() if c.family == code]
+
+
+# --------------------------------------------------------------------------- device memory
+#
+# Data: ``kb/data/chip_memory.toml`` (hand-assembled, one public source URL per number;
+# see the header of that file).  Units: bytes in the API, MiB in the file.
+
+_MEMORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "chip_memory.toml")
+_MIB = 1 << 20
+
+
+@lru_cache(maxsize=1)
+def _memory() -> dict:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    with open(_MEMORY, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _memory_record(soc: str) -> Optional[dict]:
+    canon = normalize_soc_version(soc)
+    if canon is None:
+        return None
+    table = _memory().get("soc", {})
+    if canon in table:
+        return table[canon]
+    # prefix families (any "Ascend950*" is a 950): "Ascend950PR_9582" -> "Ascend950PR"
+    low = canon.lower()
+    keys = [k for k in table if low.startswith(k.lower())]
+    return table[max(keys, key=len)] if keys else None
+
+
+def hbm_bytes(soc: str) -> Optional[int]:
+    """Device memory in bytes of one torch_npu device of ``soc``, or None if unknown.
+
+    ``soc``: any spelling :func:`chip_info` accepts (``"910B3"``, ``"Ascend910_9392"``).
+    For Atlas A3 (``Ascend910_93xx``) one device is **one die** (64 GiB); the card
+    holds two (see :func:`card_hbm_bytes`).  A number can be unverified (family
+    value or announcement): check :func:`hbm_verified`.  Source: :func:`hbm_source`.
+
+    >>> hbm_bytes("910B3") // 2**30, hbm_bytes("Ascend910_9392") // 2**30
+    (64, 64)
+    """
+    rec = _memory_record(soc)
+    if rec is None or rec.get("mib") is None:
+        return None
+    return int(rec["mib"]) * _MIB
+
+
+def card_hbm_bytes(soc: str) -> Optional[int]:
+    """Memory of the whole card/module in bytes (A3: two dies, 128 GiB); equals
+    :func:`hbm_bytes` for one-device cards; None if unknown."""
+    rec = _memory_record(soc)
+    if rec is None:
+        return None
+    if rec.get("card_mib") is not None:
+        return int(rec["card_mib"]) * _MIB
+    return hbm_bytes(soc)
+
+
+def hbm_verified(soc: str) -> bool:
+    """True when a public source states :func:`hbm_bytes` for exactly this soc_version."""
+    rec = _memory_record(soc)
+    return bool(rec and rec.get("verified") and rec.get("mib") is not None)
+
+
+def hbm_source(soc: str) -> str:
+    """Where :func:`hbm_bytes` comes from: the source URLs (space-separated), then
+    ``"(unverified: <reason>)"`` when unverified; for an unknown size the reason only.
+    ``""`` for a soc_version the KB does not know."""
+    rec = _memory_record(soc)
+    if rec is None:
+        return ""
+    urls = " ".join(rec.get("sources") or [])
+    if rec.get("verified") and rec.get("mib") is not None:
+        return urls
+    reason = rec.get("reason") or "unverified"
+    return f"{urls} (unverified: {reason})".strip() if urls else f"unknown: {reason}"
+
+
+def memory_table() -> List[dict]:
+    """One dict per soc_version in KB order: ``soc_version``, ``family``, ``hbm_bytes``
+    (None if unknown), ``card_bytes``, ``dies_per_card``, ``allocatable_bytes``
+    (None unless a source gives it), ``memory`` (technology), ``verified``,
+    ``sources`` (URL list), ``reason``, ``note``."""
+    out = []
+    for info in all_chips():
+        rec = _memory().get("soc", {}).get(info.soc_version, {})
+        mib = rec.get("mib")
+        out.append({
+            "soc_version": info.soc_version,
+            "family": info.family,
+            "hbm_bytes": int(mib) * _MIB if mib is not None else None,
+            "card_bytes": card_hbm_bytes(info.soc_version),
+            "dies_per_card": int(rec.get("dies_per_card", 1)),
+            "allocatable_bytes": int(rec["allocatable_mib"]) * _MIB if rec.get("allocatable_mib") else None,
+            "memory": rec.get("memory"),
+            "verified": bool(rec.get("verified")) and mib is not None,
+            "sources": list(rec.get("sources") or []),
+            "reason": rec.get("reason"),
+            "note": rec.get("note"),
+        })
+    return out
+
+
+def _gib(nbytes: Optional[int]) -> str:
+    if nbytes is None:
+        return "—"
+    g = nbytes / 2**30
+    return f"{g:g} GiB"
+
+
+def memory_table_markdown() -> str:
+    """The chip-memory table of ``docs/chips.md`` (Markdown), generated from
+    ``chip_memory.toml``; ``tools/chip_memory_doc.py`` writes it into the doc."""
+    rows = ["| soc_version | family | per device | per card | memory | verified | sources / reason |",
+            "|---|---|---:|---:|---|---|---|"]
+    for r in memory_table():
+        links = " ".join(f"[{i + 1}]({u})" for i, u in enumerate(r["sources"]))
+        why = r["reason"] or ""
+        cell = (links + (" — " + why if why else "")).strip() or "—"
+        card = _gib(r["card_bytes"]) if r["dies_per_card"] > 1 else ""
+        rows.append(f"| {r['soc_version']} | {r['family']} | {_gib(r['hbm_bytes'])} | {card} | "
+                    f"{r['memory'] or ''} | {'yes' if r['verified'] else 'no'} | {cell.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
