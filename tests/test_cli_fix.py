@@ -1,4 +1,4 @@
-"""`ascendify fix`: diff by default, --write in place, --output copy; nothing lost."""
+"""`ascendify fix`: diff by default, --write in place, --out-dir copy; nothing lost."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_output_copies_tree_and_writes_changelog(tmp_path):
     (proj / "README.md").write_text("hello\n")
     (proj / "data.bin").write_bytes(b"\x00\x01")
     out = tmp_path / "out"
-    r = fix(tmp_path, "proj", "--output", "out")
+    r = fix(tmp_path, "proj", "--out-dir", "out")
     assert (proj / "pkg" / "m.py").read_text() == SRC  # original untouched
     assert (out / "pkg" / "m.py").read_text() == FIXED
     assert (out / "README.md").read_text() == "hello\n" and (out / "data.bin").read_bytes() == b"\x00\x01"
@@ -88,7 +88,7 @@ def test_output_copies_tree_and_writes_changelog(tmp_path):
 def test_output_refuses_the_input_folder(tmp_path):
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "m.py").write_text(SRC)
-    r = run_cli("fix", "proj", "--output", "proj", *OLD, cwd=str(tmp_path))
+    r = run_cli("fix", "proj", "--out-dir", "proj", *OLD, cwd=str(tmp_path))
     assert r.code == 2 and "must differ from the input" in r.err
 
 
@@ -167,8 +167,8 @@ def test_output_into_existing_folder_warns_that_old_files_stay(tmp_path):
     (tmp_path / "proj" / "m.py").write_text(SRC)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "old.py").write_text("x = 1\n")
-    r = fix(tmp_path, "proj", "--output", "out")
+    r = fix(tmp_path, "proj", "--out-dir", "out")
     assert "ascendify: warning: out already exists; files in it that are not in the project are kept" in r.err
     assert (tmp_path / "out" / "old.py").read_text() == "x = 1\n" and (tmp_path / "out" / "m.py").read_text() == FIXED
-    r = fix(tmp_path, "proj", "--output", "fresh")
+    r = fix(tmp_path, "proj", "--out-dir", "fresh")
     assert "warning" not in r.err

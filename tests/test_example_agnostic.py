@@ -69,7 +69,7 @@ def _ascendify_fix(tmp_path_factory, target: str) -> str:
     out = str(tmp_path_factory.mktemp(f"migrated_{target}") / "project")
     cache = str(tmp_path_factory.mktemp(f"cache_{target}"))
     cmd = [sys.executable, "-m", "ascendify", "fix", os.path.join("examples", "cuda_project"),
-           "--target", target, "--unsafe-fixes", "--output", out]
+           "--target", target, "--unsafe-fixes", "--out-dir", out]
     proc = _run(cmd, ROOT, XDG_CACHE_HOME=cache)
     # Exit 1 just means findings remain for a person; 2 is a usage or internal error.
     assert proc.returncode in (0, 1), f"ascendify fix --target {target} failed:\n{proc.stderr}"

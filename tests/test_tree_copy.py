@@ -44,7 +44,7 @@ def test_output_inside_project_keeps_sibling_folder_with_same_prefix(tmp_path):
     (proj / "outputs" / "clean.py").write_text("x = 1\n")
     (proj / "outputs" / "data.txt").write_text("rows\n")
     (proj / "out_notes.txt").write_text("notes\n")
-    r = cli(proj, "fix", ".", "--output", "out")
+    r = cli(proj, "fix", ".", "--out-dir", "out")
     assert r.code == 0, r.err
     out = proj / "out"
     assert fixed((out / "m.py").read_text())
@@ -53,7 +53,7 @@ def test_output_inside_project_keeps_sibling_folder_with_same_prefix(tmp_path):
     assert (out / "out_notes.txt").read_text() == "notes\n"
     assert not (out / "out").exists()
     # a second run does not copy the output into itself, nor report its files twice
-    r2 = cli(proj, "fix", ".", "--output", "out")
+    r2 = cli(proj, "fix", ".", "--out-dir", "out")
     assert r2.code == 0 and not (out / "out").exists(), r2.err
     assert "fixed 1 finding(s) in 1 file(s)" in r2.err
 
@@ -88,7 +88,7 @@ def test_scan_follows_no_link_into_the_tree_and_reports_the_loop_once(linked, tm
 
 
 def test_output_keeps_links_as_links_into_the_copy_and_fixes_once(linked, tmp_path):
-    r = cli(tmp_path, "fix", "proj", "--output", "out")
+    r = cli(tmp_path, "fix", "proj", "--out-dir", "out")
     out = tmp_path / "out"
     assert fixed((out / "realdir" / "m.py").read_text())
     assert not (out / "realdir" / "m.py").is_symlink()
@@ -146,7 +146,7 @@ def test_unreadable_data_file_is_a_finding_and_a_failing_exit(tmp_path, monkeypa
     (proj / "m.py").write_text(SRC)
     (proj / "data.txt").write_text("secret\n")
     _unreadable(monkeypatch, proj, "data.txt")
-    r = cli(tmp_path, "fix", "proj", "--output", "out", "--fail-on", "never")
+    r = cli(tmp_path, "fix", "proj", "--out-dir", "out", "--fail-on", "never")
     monkeypatch.undo()
     out = tmp_path / "out"
     assert fixed((out / "m.py").read_text())
@@ -162,7 +162,7 @@ def test_unreadable_python_file_is_reported_not_silently_missing(tmp_path, monke
     proj.mkdir()
     (proj / "secret.py").write_text(SRC)
     _unreadable(monkeypatch, proj, "secret.py")
-    r = cli(tmp_path, "fix", "proj", "--output", "out", "--fail-on", "never")
+    r = cli(tmp_path, "fix", "proj", "--out-dir", "out", "--fail-on", "never")
     monkeypatch.undo()
     assert r.code == 1
     assert f"ascendify: {os.path.join('proj', 'secret.py')}: cannot read file (Permission denied); not in the migrated copy" in r.err
@@ -176,7 +176,7 @@ def test_files_the_scan_cannot_use_are_still_copied_as_is(tmp_path):
     bad = b"# -*- coding: ascii -*-\nx = '\xff'\n"
     (proj / "bad.py").write_bytes(bad)
     (proj / "bin.py").write_bytes(b"\x00\x01\x02")
-    cli(tmp_path, "fix", "proj", "--output", "out")
+    cli(tmp_path, "fix", "proj", "--out-dir", "out")
     assert (tmp_path / "out" / "bad.py").read_bytes() == bad
     assert (tmp_path / "out" / "bin.py").read_bytes() == b"\x00\x01\x02"
 
@@ -218,7 +218,7 @@ def test_csv_escapes_undecodable_names(oddname, tmp_path):
 
 
 def test_fix_output_with_undecodable_name_writes_a_strict_change_log(oddname, tmp_path):
-    r = cli(tmp_path, "fix", "proj", "--output", "out", "--changelog", "extra.csv")
+    r = cli(tmp_path, "fix", "proj", "--out-dir", "out", "--changelog", "extra.csv")
     assert r.code == 0, r.err
     out = os.fsencode(tmp_path / "out")
     with open(os.path.join(out, NAME), "rb") as fh:

@@ -67,7 +67,7 @@ def test_fix_output_keeps_line_endings(tmp_path, fixed_lines, name, seps, last):
     p = tmp_path / "proj" / f"{name}.py"
     original = _join(LINES, seps, last).encode()
     p.write_bytes(original)
-    r = run_cli("fix", "proj", "--select", "DEV001", "--output", "out", "--no-cache", cwd=str(tmp_path))
+    r = run_cli("fix", "proj", "--select", "DEV001", "--out-dir", "out", "--no-cache", cwd=str(tmp_path))
     assert r.code == 0, r.err
     assert (tmp_path / "out" / p.name).read_bytes() == _expected(fixed_lines, seps, last).encode()
     assert p.read_bytes() == original

@@ -25,7 +25,7 @@ def project(tmp_path):
 
 
 def migrate(tmp_path, *args):
-    r = run_cli("migrate", "proj", "-o", "out", "--no-doctor", *args, cwd=str(tmp_path))
+    r = run_cli("migrate", "proj", "--out-dir", "out", "--no-doctor", *args, cwd=str(tmp_path))
     assert "Traceback" not in r.err and "internal error" not in r.err and "No such option" not in r.err, r.err
     return r
 
@@ -65,6 +65,6 @@ def test_select_ignore_exclude_and_jobs(tmp_path, project):
 
 
 def test_unknown_code_is_a_usage_error(tmp_path, project):
-    r = run_cli("migrate", "proj", "-o", "out", "--no-doctor", "--select", "NOPE1", cwd=str(tmp_path))
+    r = run_cli("migrate", "proj", "--out-dir", "out", "--no-doctor", "--select", "NOPE1", cwd=str(tmp_path))
     assert r.code == 2 and "unknown rule code or prefix 'NOPE1'" in r.err
     assert not (tmp_path / "out").exists()

@@ -179,7 +179,7 @@ def test_remaining_findings_name_the_cell_line_of_the_copy(tmp_path):
         "%matplotlib inline\nimport torch\n",
         "def f(:\n",
         "m = torch.nn.Linear(1, 1).cuda()\nstate = torch.load('c.pt')\n"))
-    r = run_cli("fix", "proj", "--output", "out", "--select", "DEV001,DEV017,IMP,SYN", "--no-cache", "-j", "1", *OLD,
+    r = run_cli("fix", "proj", "--out-dir", "out", "--select", "DEV001,DEV017,IMP,SYN", "--no-cache", "-j", "1", *OLD,
                 cwd=str(tmp_path))
     assert "Traceback" not in r.err, r.err
     log = json.loads((tmp_path / "out" / "ascendify-changes.json").read_text(encoding="utf-8"))

@@ -141,7 +141,7 @@ def test_fix_output_copies_every_file_rescans_the_same_and_is_a_fix_point(tree):
             os.symlink(target, os.path.join(proj, link))
         before = _entries(proj)
 
-        _run(proj, "fix", ".", "--output", out)
+        _run(proj, "fix", ".", "--out-dir", out)
         with open(os.path.join(out, "ascendify-changes.json"), encoding="utf-8") as fh:
             log = json.load(fh)
         changed = {os.path.normpath(c["file"]) for c in log["changes"]}

@@ -1,7 +1,7 @@
 """The ``ascendify`` command line.
 
-``scan``, ``fix``, ``rules`` and ``rule`` live here; the other commands are
-loaded lazily from their capability packages so start-up stays fast.
+Every command is loaded lazily from its capability package (``LAZY_COMMANDS``) so start-up
+stays fast; the options they share are declared once in ``ascendify.options`` (docs/cli.md).
 Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage or internal error.
 """
 
@@ -19,6 +19,10 @@ from ascendify import __version__
 from ascendify.errors import AscendifyError
 
 LAZY_COMMANDS = {
+    "scan": ("ascendify.scan.cli", "scan", "Find everything in a project that must change for Ascend NPU."),
+    "fix": ("ascendify.scan.cli", "fix", "Rewrite what can be rewritten safely (diff by default; --write, --out-dir)."),
+    "rules": ("ascendify.scan.cli", "rules_cmd", "List every rule: code, severity, auto-fix, name."),
+    "rule": ("ascendify.scan.cli", "rule_cmd", "Show one rule's page."),
     "ops": ("ascendify.kb.cli", "ops", "Look up NPU support for an aten op or torch API, per torch_npu release."),
     "probe": ("ascendify.probe.cli", "probe", "Run a model or script on the CPU and classify every aten op it dispatches."),
     "doctor": ("ascendify.doctor.cli", "doctor", "Check the torch / torch_npu / CANN / driver / chip stack."),
@@ -75,7 +79,8 @@ class AscendifyGroup(click.Group):
 def cli() -> None:
     """Move a CUDA PyTorch project to Huawei Ascend NPUs (torch_npu + CANN).
 
-    Start with `ascendify scan PATH`, then `ascendify fix PATH --diff`.
+    Start with `ascendify scan PATH`, then `ascendify fix PATH` (prints the diff; --write or
+    --out-dir DIR to apply), or `ascendify migrate PATH --out-dir DIR` for both and a report.
     """
 
 
@@ -116,6 +121,3 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(2)
     sys.exit(rc if isinstance(rc, int) else 0)
 
-
-# The scan/fix/rules commands register themselves on import.
-from ascendify.scan import cli as _scan_cli  # noqa: E402,F401

@@ -3,7 +3,8 @@
 Keys (kebab- or snake-case): ``select``, ``ignore``, ``per-file-ignores``
 (glob → list of codes), ``exclude``, ``extend-exclude``, ``target``
 (``npu`` | ``agnostic``), ``torch-npu`` (target torch_npu release, e.g.
-``"2.7.1"``), ``chip`` (a ``soc_version`` such as ``Ascend910B3``),
+``"2.7.1"``; without it the release is inferred from the project's pinned torch, see
+``ascendify.target``), ``chip`` (a ``soc_version`` such as ``Ascend910B3``),
 ``fail-on`` (severity), ``unsafe-fixes`` (bool).
 """
 
@@ -31,9 +32,18 @@ DEFAULT_EXCLUDES = (
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ascendify_cache",
 )
 TARGETS = ("npu", "agnostic")
-DEFAULT_TORCH_NPU = "2.7.1"
-"""Default target torch_npu release when none is configured (a current LTS-style line,
-see ``op-support-and-versions.md`` §5.1)."""
+
+
+def _recommended_torch_npu() -> str:
+    from ascendify.target import recommended_release
+
+    return recommended_release()
+
+
+DEFAULT_TORCH_NPU = _recommended_torch_npu()
+"""Target torch_npu release when neither the command line, the config nor the project's
+pinned torch names one: the newest recommended stable release of the version KB, the same
+one ``ascendify doctor`` recommends (``ascendify.target``)."""
 
 
 @dataclass
@@ -47,6 +57,8 @@ class Settings:
     extend_exclude: list = field(default_factory=list)
     target: str = "npu"
     torch_npu: str = DEFAULT_TORCH_NPU
+    torch_npu_reason: str = ""
+    """Why this release ("from requirements.txt: torch==2.1.0"); empty until decided."""
     chip: Optional[str] = None
     fail_on: str = "error"
     unsafe_fixes: bool = False
@@ -97,7 +109,7 @@ class Settings:
     def cache_key(self) -> str:
         """Hash of the settings that change findings (not output or exit options)."""
         d = asdict(self)
-        for k in ("fail_on", "config_file", "exclude", "extend_exclude"):
+        for k in ("fail_on", "config_file", "exclude", "extend_exclude", "torch_npu_reason"):
             d.pop(k)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -143,12 +155,16 @@ def load_settings(config_file: Optional[str], overrides: dict) -> Settings:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config_file}: invalid TOML ({exc}); fix the file or pass --config")
         s.config_file = config_file
-        known = {f.replace("_", "-") for f in Settings.__dataclass_fields__} - {"config-file"}
+        known = {f.replace("_", "-") for f in Settings.__dataclass_fields__} - {"config-file", "torch-npu-reason"}
         for key, val in table.items():
             norm = key.replace("_", "-")
             if norm not in known:
                 raise ConfigError(f"{config_file}: unknown key [tool.ascendify] {key}; known keys: {', '.join(sorted(known))}")
             setattr(s, norm.replace("-", "_"), val)
+            if norm == "torch-npu":
+                from ascendify.target import resolve
+
+                s.torch_npu_reason = resolve(config_value=str(val), config_file=config_file).reason
     for key, val in overrides.items():
         if val is None or val == [] or val == ():
             continue
@@ -157,4 +173,6 @@ def load_settings(config_file: Optional[str], overrides: dict) -> Settings:
             setattr(s, base, getattr(s, base) + list(val))
         else:
             setattr(s, key, list(val) if isinstance(val, tuple) else val)
+            if key == "torch_npu":
+                s.torch_npu_reason = "from --torch-npu"
     return s.validate()

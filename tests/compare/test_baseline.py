@@ -33,7 +33,7 @@ def test_torch_baseline_records_named_outputs_and_sources(data_dir, tmp_path, ca
     from tests.export.toy_models import cnn
 
     out = tmp_path / "base.npz"
-    code, text, err = run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "-o", str(out)], capsys)
+    code, text, err = run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--npz", str(out)], capsys)
     assert code == 0, text + err
     assert "2 samples × 1 outputs (output)" in text
     with np.load(out, allow_pickle=False) as z:
@@ -52,10 +52,10 @@ def test_torch_baseline_records_named_outputs_and_sources(data_dir, tmp_path, ca
 def test_onnx_baseline_matches_torch_baseline(data_dir, tmp_path, capsys):
     onnx_path = tmp_path / "cnn.onnx"
     code, text, err = run(["export", "tests.export.toy_models:cnn", "--input", "x:-1,3,16,16", "--dynamic-batch", "1,2",
-                           "-o", str(onnx_path)], capsys)
+                           "--onnx", str(onnx_path)], capsys)
     assert code == 0, text + err
-    assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "-o", str(tmp_path / "t.npz")], capsys)[0] == 0
-    assert run(["baseline", str(onnx_path), "--data", str(data_dir), "-o", str(tmp_path / "o.npz")], capsys)[0] == 0
+    assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--npz", str(tmp_path / "t.npz")], capsys)[0] == 0
+    assert run(["baseline", str(onnx_path), "--data", str(data_dir), "--npz", str(tmp_path / "o.npz")], capsys)[0] == 0
     assert _meta(tmp_path / "o.npz")["kind"] == "onnx"
     code, text, _ = run(["compare", str(tmp_path / "t.npz"), str(tmp_path / "o.npz"), "--thresholds", "cosine=0.9999"], capsys)
     assert code == 0 and "PASS: 2 tensor pairs" in text
@@ -72,7 +72,7 @@ def test_images_with_preprocessing(tmp_path, capsys):
     pix = np.random.default_rng(3).integers(0, 256, (20, 24, 3)).astype(np.uint8)
     Image.fromarray(pix).save(d / "cat.png")
     out = tmp_path / "b.npz"
-    code, text, err = run(["baseline", "tests.export.toy_models:cnn", "--data", str(d), "-o", str(out),
+    code, text, err = run(["baseline", "tests.export.toy_models:cnn", "--data", str(d), "--npz", str(out),
                            "--normalize", "imagenet"], capsys)
     assert code == 0, text + err
     x = pix.astype(np.float32) / 255.0
@@ -95,7 +95,7 @@ def test_multi_input_npz_and_nan_warning(tmp_path, capsys):
 
     sys.path.insert(0, str(tmp_path))
     try:
-        code, text, err = run(["baseline", "div_mod:make", "--data", str(d), "-o", str(tmp_path / "b.npz"),
+        code, text, err = run(["baseline", "div_mod:make", "--data", str(d), "--npz", str(tmp_path / "b.npz"),
                                "--output-names", "ratio,total"], capsys)
     finally:
         sys.path.remove(str(tmp_path))
@@ -116,7 +116,7 @@ def test_npy_for_multi_input_model_is_error(tmp_path, capsys):
 
     sys.path.insert(0, str(tmp_path))
     try:
-        code, _, err = run(["baseline", "two_in:make", "--data", str(d), "-o", str(tmp_path / "b.npz")], capsys)
+        code, _, err = run(["baseline", "two_in:make", "--data", str(d), "--npz", str(tmp_path / "b.npz")], capsys)
     finally:
         sys.path.remove(str(tmp_path))
     assert code == 2 and "x.npy: the model has 2 inputs (a, b); use .npz files" in err
@@ -130,9 +130,9 @@ def test_npy_normalize_matches_graph_exported_with_normalize(data_dir, tmp_path,
     # PyTorch baseline on normalised inputs vs the ONNX (normalising in-graph) on raw inputs
     assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--normalize", "imagenet",
                 "-o", str(tmp_path / "t.npz")], capsys)[0] == 0
-    assert run(["baseline", str(onnx_path), "--data", str(data_dir), "-o", str(tmp_path / "o.npz")], capsys)[0] == 0
+    assert run(["baseline", str(onnx_path), "--data", str(data_dir), "--npz", str(tmp_path / "o.npz")], capsys)[0] == 0
     code, text, _ = run(["compare", str(tmp_path / "t.npz"), str(tmp_path / "o.npz"), "--thresholds", "cosine=0.9999"], capsys)
     assert code == 0, text
     # without the normalisation the same pair fails
-    assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "-o", str(tmp_path / "raw.npz")], capsys)[0] == 0
+    assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--npz", str(tmp_path / "raw.npz")], capsys)[0] == 0
     assert run(["compare", str(tmp_path / "raw.npz"), str(tmp_path / "o.npz")], capsys)[0] == 1

@@ -41,7 +41,7 @@ def test_cnn_normalize_dynamic_batch_exact_atc_command(tmp_path, capsys):
     out = tmp_path / "cnn.onnx"
     code, text, err = run(["export", "tests.export.toy_models:cnn", "--input", "x:-1,3,32,32:float32:0..1",
                            "--dynamic-batch", "1,2,4,8", "--normalize", "0.485,0.456,0.406;0.229,0.224,0.225",
-                           "--soc-version", "Ascend910B3", "-o", str(out)], capsys)
+                           "--chip", "Ascend910B3", "--onnx", str(out)], capsys)
     assert code == 0, text + err
     prefix = str(tmp_path / "cnn")
     expected = (f'atc --model={out} --framework=5 --output={prefix} --soc_version=Ascend910B3 --input_format=NCHW '
@@ -78,7 +78,7 @@ def test_uint8_nhwc_input_normalised_and_transposed_in_graph(tmp_path, capsys):
 
     out = tmp_path / "cnn_u8.onnx"
     code, text, err = run(["export", "tests.export.toy_models:cnn", "--input", "img:-1,32,32,3:uint8",
-                           "--dynamic-batch", "1,4", "--normalize", "imagenet", "--layout", "NHWC", "-o", str(out)], capsys)
+                           "--dynamic-batch", "1,4", "--normalize", "imagenet", "--layout", "NHWC", "--onnx", str(out)], capsys)
     assert code == 0, text + err
     assert '--input_format=NHWC --input_shape="img:-1,32,32,3" --dynamic_batch_size="1,4"' in text
     assert '--soc_version="${SOC_VERSION}"' in text and "npu-smi info" in text
@@ -93,7 +93,7 @@ def test_uint8_nhwc_input_normalised_and_transposed_in_graph(tmp_path, capsys):
 def test_image_size_dynamic_model_uses_dynamic_image_size(tmp_path, capsys):
     out = tmp_path / "seg.onnx"
     code, text, err = run(["export", "tests.export.toy_models:segnet", "--input", "x:1,3,-1,-1:float32",
-                           "--dynamic-image-size", "32,32;64,48", "--soc-version", "Ascend310P3", "-o", str(out)], capsys)
+                           "--dynamic-image-size", "32,32;64,48", "--chip", "Ascend310P3", "--onnx", str(out)], capsys)
     assert code == 0, text + err
     expected = (f'atc --model={out} --framework=5 --output={tmp_path / "seg"} --soc_version=Ascend310P3 '
                 f'--input_format=NCHW --input_shape="x:1,3,-1,-1" --dynamic_image_size="32,32;64,48" '
@@ -110,7 +110,7 @@ def test_two_input_nlp_model_uses_dynamic_dims(tmp_path, capsys):
     code, text, err = run(["export", "tests.compare.toy_models:bert_plain",
                            "--input", "input_ids:1,-1:int64:0..99", "--input", "attention_mask:1,-1:int64:1..1",
                            "--dynamic-dims", "16,16;32,32", "--output-names", "last_hidden_state,pooler_output",
-                           "--soc-version", "Ascend910B3", "-o", str(out)], capsys)
+                           "--chip", "Ascend910B3", "--onnx", str(out)], capsys)
     assert code == 0, text + err
     expected = (f'atc --model={out} --framework=5 --output={tmp_path / "bert"} --soc_version=Ascend910B3 '
                 f'--input_format=ND --input_shape="input_ids:1,-1;attention_mask:1,-1" --dynamic_dims="16,16;32,32" '
@@ -127,7 +127,7 @@ def test_aipp_config_export(tmp_path, capsys):
     out = tmp_path / "cnn.onnx"
     code, text, err = run(["export", "tests.export.toy_models:cnn", "--input", "x:-1,3,32,32:float32",
                            "--dynamic-batch", "1,8", "--normalize", "imagenet", "--aipp",
-                           "--soc-version", "Ascend310P3", "-o", str(out)], capsys)
+                           "--chip", "Ascend310P3", "--onnx", str(out)], capsys)
     assert code == 0, text + err
     cfg_path = tmp_path / "cnn.aipp.cfg"
     assert f"--insert_op_conf={cfg_path} --precision_mode=force_fp16" in text
@@ -144,7 +144,7 @@ def test_unexportable_op_names_op_and_source_line(tmp_path, capsys):
     import tests.export.toy_models as tm
 
     code, _, err = run(["export", "tests.export.toy_models:with_fft", "--input", "x:2,8:float32",
-                        "-o", str(tmp_path / "f.onnx")], capsys)
+                        "--onnx", str(tmp_path / "f.onnx")], capsys)
     assert code == 2
     src = open(tm.__file__).read().splitlines()
     line = next(i + 1 for i, s in enumerate(src) if "FFT_LINE" in s)
@@ -156,27 +156,27 @@ def test_unexportable_op_names_op_and_source_line(tmp_path, capsys):
 
 def test_unused_input_dropped_is_an_error(tmp_path, capsys):
     code, _, err = run(["export", "tests.export.toy_models:unused_input", "--input", "x:2,3", "--input", "unused:2,3",
-                        "-o", str(tmp_path / "u.onnx")], capsys)
+                        "--onnx", str(tmp_path / "u.onnx")], capsys)
     assert code == 2 and "the ONNX graph inputs are ['x'], not ['x', 'unused']" in err
 
 
 def test_opset_above_17_warns(tmp_path, capsys):
     code, text, err = run(["export", "tests.export.toy_models:segnet", "--input", "x:1,3,8,8", "--opset", "18",
-                           "-o", str(tmp_path / "s.onnx")], capsys)
+                           "--onnx", str(tmp_path / "s.onnx")], capsys)
     assert code == 0, text + err
     assert "warning: opset 18 is above 17" in text
     code, text, _ = run(["export", "tests.export.toy_models:segnet", "--input", "x:1,3,8,8",
-                         "-o", str(tmp_path / "s11.onnx")], capsys)
+                         "--onnx", str(tmp_path / "s11.onnx")], capsys)
     assert "opset 11" in text and "is above 17" not in text
 
 
 def test_bad_input_spec_and_missing_dynamic_option(tmp_path, capsys):
     code, _, err = run(["export", "tests.export.toy_models:cnn", "--input", "x:-1,3,32,32",
-                        "-o", str(tmp_path / "c.onnx")], capsys)
+                        "--onnx", str(tmp_path / "c.onnx")], capsys)
     assert code == 2 and "E10011" in err and "--dynamic-batch" in err
     code, _, err = run(["export", "tests.export.toy_models:cnn", "--input", "x:-1,3,a,32",
-                        "-o", str(tmp_path / "c.onnx")], capsys)
+                        "--onnx", str(tmp_path / "c.onnx")], capsys)
     assert code == 2 and "dim 'a' is not an integer" in err
-    code, _, err = run(["export", "nosuch.module:make", "--input", "x:1,3,8,8", "-o", str(tmp_path / "c.onnx")], capsys)
+    code, _, err = run(["export", "nosuch.module:make", "--input", "x:1,3,8,8", "--onnx", str(tmp_path / "c.onnx")], capsys)
     assert code == 2 and "cannot import 'nosuch.module'" in err
     assert not os.path.exists(tmp_path / "c.onnx")

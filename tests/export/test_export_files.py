@@ -33,7 +33,7 @@ def _export(tmp_path, capsys, *extra):
     out = tmp_path / "out" / "cnn.onnx"
     out.parent.mkdir()
     code, text, err = run(["export", "tests.export.toy_models:cnn", "--input", "x:1,3,16,16:float32",
-                           "-o", str(out), *extra], capsys)
+                           "--onnx", str(out), *extra], capsys)
     assert code == 0, text + err
     return out
 
@@ -51,7 +51,7 @@ def _fake_atc(tmp_path):
 
 def test_export_files_follow_the_umask(tmp_path, capsys, umask):
     umask(0o027)
-    out = _export(tmp_path, capsys, "--soc-version", "Ascend910B3")
+    out = _export(tmp_path, capsys, "--chip", "Ascend910B3")
     folder = out.parent
     assert _mode(out) == 0o640  # was 0o600 (mkstemp)
     assert _mode(folder / "cnn.export.json") == 0o640
@@ -61,7 +61,7 @@ def test_export_files_follow_the_umask(tmp_path, capsys, umask):
 
 def test_atc_script_runs_from_another_folder(tmp_path, capsys, umask):
     umask(0o022)
-    out = _export(tmp_path, capsys, "--soc-version", "Ascend910B3")
+    out = _export(tmp_path, capsys, "--chip", "Ascend910B3")
     script = out.parent / "cnn.atc.sh"
     assert _mode(script) == 0o755
     env, log = _fake_atc(tmp_path)
@@ -97,7 +97,7 @@ def test_atc_script_without_soc_version_asks_for_it(tmp_path, capsys):
 
 
 def test_aipp_config_is_named_beside_the_script(tmp_path, capsys):
-    out = _export(tmp_path, capsys, "--normalize", "imagenet", "--aipp", "--soc-version", "Ascend310P3")
+    out = _export(tmp_path, capsys, "--normalize", "imagenet", "--aipp", "--chip", "Ascend310P3")
     env, log = _fake_atc(tmp_path)
     r = subprocess.run([str(out.parent / "cnn.atc.sh")], cwd=str(tmp_path), env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

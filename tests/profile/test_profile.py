@@ -272,16 +272,16 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_chart_svg_and_png(tmp_path):
     d = run_dir(tmp_path, kernel_details__csv=KD_OWN, step_trace_time__csv=STEP_TRACE)
     svg = tmp_path / "c.svg"
-    r = CliRunner().invoke(cli, ["profile", d, "--chart", str(svg)], standalone_mode=False)
+    r = CliRunner().invoke(cli, ["profile", d, "--plot", str(svg)], standalone_mode=False)
     assert r.exception is None
     doc = xml.dom.minidom.parse(str(svg))
     texts = " ".join(t.firstChild.data for t in doc.getElementsByTagName("text") if t.firstChild)
     assert "MatMulV2" in texts and "HCCL (communication)" in texts and "compute 73.3%" in texts
     pytest.importorskip("matplotlib")
     png = tmp_path / "c.png"
-    r = CliRunner().invoke(cli, ["profile", d, "--chart", str(png)], standalone_mode=False)
+    r = CliRunner().invoke(cli, ["profile", d, "--plot", str(png)], standalone_mode=False)
     assert r.exception is None and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    r = CliRunner().invoke(cli, ["profile", d, "--chart", str(tmp_path / "c.gif")], standalone_mode=False)
+    r = CliRunner().invoke(cli, ["profile", d, "--plot", str(tmp_path / "c.gif")], standalone_mode=False)
     assert isinstance(r.exception, AscendifyError)
 
 

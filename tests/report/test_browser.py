@@ -50,7 +50,7 @@ def test_click_through_report(tmp_path):
     proj.mkdir()
     (proj / "train.py").write_text(SRC)
     (proj / "<b onclick=alert(3)>bold.py").write_text(SRC)
-    r = run_cli("migrate", str(proj), "-o", str(tmp_path / "out"), "--no-doctor", cwd=str(tmp_path))
+    r = run_cli("migrate", str(proj), "--out-dir", str(tmp_path / "out"), "--no-doctor", cwd=str(tmp_path))
     assert r.code == 0, r.err
     index = tmp_path / "out" / "report" / "index.html"
     os.makedirs(ARTIFACTS, exist_ok=True)

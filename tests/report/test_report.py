@@ -32,7 +32,7 @@ def project(tmp_path):
 
 
 def migrate(tmp_path, project, *args):
-    r = run_cli("migrate", str(project), "-o", str(tmp_path / "out"), "--no-doctor", *args, cwd=str(tmp_path))
+    r = run_cli("migrate", str(project), "--out-dir", str(tmp_path / "out"), "--no-doctor", *args, cwd=str(tmp_path))
     assert r.code == 0, r.err
     return r, json.loads((tmp_path / "out" / "report" / "report.json").read_text())
 
@@ -95,18 +95,18 @@ def test_report_from_json_with_includes(tmp_path, project):
     migrate(tmp_path, project)
     probe = tmp_path / "probe.json"
     probe.write_text(json.dumps({"command": "probe", "verdict": "2 ops fall back to CPU", "ops": [{"op": "aten::linalg_inv_ex", "class": "cpu_fallback"}]}))
-    r = run_cli("report", "--from", str(tmp_path / "out" / "report" / "report.json"), "--include", str(probe), "-o", str(tmp_path / "r2"), cwd=str(tmp_path))
+    r = run_cli("report", "--from", str(tmp_path / "out" / "report" / "report.json"), "--include", str(probe), "--out-dir", str(tmp_path / "r2"), cwd=str(tmp_path))
     assert r.code == 0, r.err
     index = (tmp_path / "r2" / "index.html").read_text()
     assert "2 ops fall back to CPU" in index and "aten::linalg_inv_ex" in index
     bad = tmp_path / "bad.json"
     bad.write_text("{nope")
-    r = run_cli("report", "--from", str(tmp_path / "out" / "report" / "report.json"), "--include", str(bad), "-o", str(tmp_path / "r3"), cwd=str(tmp_path))
+    r = run_cli("report", "--from", str(tmp_path / "out" / "report" / "report.json"), "--include", str(bad), "--out-dir", str(tmp_path / "r3"), cwd=str(tmp_path))
     assert r.code == 2 and "bad.json: not JSON" in r.err
 
 
 def test_migrate_refuses_output_inside_project(tmp_path, project):
-    r = run_cli("migrate", str(project), "-o", str(project / "out"), cwd=str(tmp_path))
+    r = run_cli("migrate", str(project), "--out-dir", str(project / "out"), cwd=str(tmp_path))
     assert r.code == 2 and "must be outside the project" in r.err
 
 
@@ -123,7 +123,7 @@ def test_environment_step_follows_doctor(tmp_path, project):
     _environment_status(step, {"status": "ok", "stack_present": False, "checks": []})
     assert step["status"] == "unknown" and "no Ascend stack" in step["note"]
     # migrate runs the real doctor (no Ascend stack on this machine) and shows its section
-    r = run_cli("migrate", str(project), "-o", str(tmp_path / "o2"), cwd=str(tmp_path))
+    r = run_cli("migrate", str(project), "--out-dir", str(tmp_path / "o2"), cwd=str(tmp_path))
     assert r.code == 0, r.err
     doc = json.loads((tmp_path / "o2" / "report" / "report.json").read_text())
     assert doc["sections"]["doctor"]["schema"] == "ascendify.doctor/1"

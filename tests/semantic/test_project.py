@@ -86,7 +86,7 @@ def test_noqa_and_ignore_apply_to_cross_file_findings(proj):
 
 
 def test_report_links_related_locations(proj, tmp_path):
-    r = run_cli("migrate", ".", "-o", str(tmp_path / "out"), "--no-doctor", "--fail-on", "never", cwd=str(proj))
+    r = run_cli("migrate", ".", "--out-dir", str(tmp_path / "out"), "--no-doctor", "--fail-on", "never", cwd=str(proj))
     assert r.code == 0, r.err
     doc = json.loads((tmp_path / "out" / "report" / "report.json").read_text())
     pages = {f["path"]: f["page"] for f in doc["summary"]["files"]}

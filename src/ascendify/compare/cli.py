@@ -14,6 +14,8 @@ from typing import Any, Optional
 import click
 
 from ascendify.errors import AscendifyError
+from ascendify.options import (captured, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, jobs_option,
+                               plot_option, report_options)
 
 
 def _fmt(v: Any, digits: int = 6) -> str:
@@ -35,6 +37,10 @@ def _console() -> Any:
 
     tty = sys.stdout.isatty()
     return Console(highlight=False, soft_wrap=True, width=None if tty else 200)
+
+
+def _emit_json(data: Any, output_file: Optional[str]) -> None:
+    emit(json.dumps(data, indent=1, allow_nan=False) + "\n", output_file)
 
 
 def _write_json(path: str, data: Any) -> None:
@@ -69,7 +75,9 @@ def _parse_bin_shapes(items: tuple[str, ...], dtype: Optional[str]) -> Optional[
 @click.command("baseline")
 @click.argument("model")
 @click.option("--data", required=True, help="Folder (or file) of .npy / .npz / image inputs.")
-@click.option("-o", "--output", "out", required=True, help="Baseline .npz to write.")
+@click.option("--npz", "npz_path", type=click.Path(dir_okay=False), default=None, metavar="FILE", help="Baseline .npz to write.")
+@report_options(output_help="Write the summary to this file.  Before 0.2 -o named the .npz; a value ending in .npz is "
+                            "still taken as --npz, with a note.")
 @click.option("--input-names", help="Comma list of input names for a PyTorch factory (default: forward() parameters).")
 @click.option("--output-names", help="Comma list naming the model's outputs in order.")
 @click.option("--image-size", help="Images: resize to H,W.")
@@ -79,7 +87,7 @@ def _parse_bin_shapes(items: tuple[str, ...], dtype: Optional[str]) -> Optional[
               help="Images: layout of the model input.")
 @click.option("--raw-pixels", is_flag=True, help="Images: feed uint8 NHWC pixels unchanged (AIPP models).")
 @click.option("--limit", type=int, help="Use only the first N samples.")
-def baseline(model: str, data: str, out: str, input_names: Optional[str], output_names: Optional[str],
+def baseline(model: str, data: str, npz_path: Optional[str], fmt: str, output_file: Optional[str], input_names: Optional[str], output_names: Optional[str],
              image_size: Optional[str], normalize: Optional[str], layout: str, raw_pixels: bool, limit: Optional[int]) -> int:
     """Record the outputs of MODEL (pkg.module:factory or model.onnx) over --data.
 
@@ -89,6 +97,12 @@ def baseline(model: str, data: str, out: str, input_names: Optional[str], output
     from ascendify.compare.baseline import record_baseline
     from ascendify.compare.samples import Preprocess, parse_mean_std
 
+    if output_file and output_file.lower().endswith(".npz") and not npz_path:
+        deprecation("-o/--output FILE.npz", "--npz FILE.npz (-o now names the report file)")
+        npz_path, output_file = output_file, None
+    if not npz_path:
+        raise AscendifyError("baseline needs the .npz file to write: --npz FILE.npz")
+    out = npz_path
     pre = None
     if image_size or normalize or raw_pixels or layout.upper() != "NCHW":
         size = None
@@ -107,6 +121,16 @@ def baseline(model: str, data: str, out: str, input_names: Optional[str], output
                            output_names=[s.strip() for s in output_names.split(",")] if output_names else None,
                            pre=pre, limit=limit)
     nonfinite = [(s["sample"], o) for s in meta["samples"] for o, d in s["outputs"].items() if d["nonfinite"]]
+    if fmt == "json":
+        emit(json.dumps({"tool": "ascendify", "command": "baseline", "npz": out, "model": model, "kind": meta["kind"],
+                         "samples": len(meta["samples"]), "outputs": list(meta["outputs"]),
+                         "nonfinite": [f"{a}/{b}" for a, b in nonfinite]}, indent=1) + "\n", output_file)
+        return 0
+    emit_rendered(_baseline_text, output_file, out, meta, model, nonfinite)
+    return 0
+
+
+def _baseline_text(out: str, meta: dict, model: str, nonfinite: list) -> None:
     con = _console()
     con.print(f"wrote {out}: {len(meta['samples'])} samples × {len(meta['outputs'])} outputs "
               f"({', '.join(meta['outputs'])}) from {meta['kind']} model {model}", markup=False)
@@ -115,7 +139,6 @@ def baseline(model: str, data: str, out: str, input_names: Optional[str], output
 
         con.print(f"[yellow]warning:[/] baseline has NaN/Inf in {len(nonfinite)} output(s), e.g. "
                   f"{escape(nonfinite[0][0])}/{escape(nonfinite[0][1])}: a baseline should be finite; check the model or inputs")
-    return 0
 
 
 _SHOW = ("cosine", "max_abs", "max_rel", "mean_rel", "rel_euclid", "kl", "mae", "rmse")
@@ -127,22 +150,23 @@ _SHOW = ("cosine", "max_abs", "max_rel", "mean_rel", "rel_euclid", "kl", "mae", 
 @click.option("--metric", "metric_opts", multiple=True,
               help="Monitors to check (repeat or comma list): cosine, max_abs, max_rel, mean_rel, acc_rel, rel_euclid, kl, mae, rmse.")
 @click.option("--thresholds", help="Override thresholds, e.g. 'cosine=0.999,rmse=0.1' ('kl=off' drops a monitor).")
-@click.option("--json", "json_out", help="Write the full report as JSON.")
-@click.option("--plot", help="Write the error distribution per output (.svg or .png).")
+@report_options("csv", output_help="Write the report to this file (json: the full report; csv: the rows, msit's columns with --layers).")
+@deprecated_option("--json", dest="json_file", new="--format json -o FILE", type=click.Path(dir_okay=False), default=None)
+@plot_option("Write the error distribution per output (.svg or .png).")
 @click.option("--per-sample", is_flag=True, help="Print every sample row, not only the failing ones.")
 @click.option("--bin-shape", multiple=True, help="Raw .bin shape, [NAME:]d0,d1,... (else sidecar JSON or the baseline's shape).")
 @click.option("--bin-dtype", help="Raw .bin dtype (default float32).")
-@click.option("--jobs", type=int, default=0, help="Compare this many tensors at once (default: CPU count, at most 4).")
+@jobs_option("Compare this many tensors at once (default: CPU count, at most 4).")
 @click.option("--layers", "layers_model", help="Layer-wise mode: ONNX model to run in fp32 and emulated fp16.")
 @click.option("--data", help="--layers: input folder/file (.npy/.npz/image); the first sample is used.")
 @click.option("--sample", "sample_name", help="--layers: use this sample (name relative to --data).")
 @click.option("--npu-dump", help="--layers: folder of dumped NPU tensors (.npy/.npz/.bin) named after ONNX nodes/tensors.")
 @click.option("--keep-dtype-file", help="--layers: write the suggested --keep_dtype node list here.")
 @click.option("--top", type=int, default=10, show_default=True, help="--layers: rows to print around the first invalid node.")
-@click.option("--csv", "csv_out", help="Write the rows as CSV (with --layers: msit's result CSV columns).")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), metavar="FILE", help="Also write the rows as CSV (with --layers: msit's result CSV columns).")
 def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_opts: tuple[str, ...],
-            thresholds: Optional[str], json_out: Optional[str], plot: Optional[str], per_sample: bool,
-            bin_shape: tuple[str, ...], bin_dtype: Optional[str], jobs: int, layers_model: Optional[str],
+            thresholds: Optional[str], fmt: str, output_file: Optional[str], plot: Optional[str], per_sample: bool,
+            bin_shape: tuple[str, ...], bin_dtype: Optional[str], jobs: Optional[int], layers_model: Optional[str],
             data: Optional[str], sample_name: Optional[str], npu_dump: Optional[str], keep_dtype_file: Optional[str],
             top: int, csv_out: Optional[str]) -> int:
     """Compare CANDIDATE outputs with BASELINE (cosine similarity, errors, KL...).
@@ -153,6 +177,11 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
     """
     from ascendify.compare import metrics as M
 
+    json_out = deprecated_value("json_file", None)
+    if fmt == "csv":
+        if not output_file:
+            raise AscendifyError("--format csv needs -o FILE.csv (or use --csv FILE)")
+        csv_out, output_file, fmt = output_file, None, "text"
     chosen: list[str] = []
     for m in metric_opts:
         chosen += [M.metric_name(x) for x in m.split(",") if x.strip()]
@@ -168,6 +197,15 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
             lth = M.parse_thresholds(thresholds, lth)
         if chosen:
             lth = {k: th[k] for k in chosen}
+        if fmt == "json":
+            box: dict = {}
+            captured(lambda: box.update(r=_layers(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, top, csv_out, box)))
+            _emit_json(box["rep"].as_dict(), output_file)
+            return box["r"]
+        if output_file:
+            box = {}
+            emit(captured(lambda: box.update(r=_layers(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, top, csv_out))), output_file)
+            return box["r"]
         return _layers(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, top, csv_out)
     if not baseline_path or not candidate_path:
         raise AscendifyError("compare needs BASELINE and CANDIDATE (or --layers MODEL.onnx --data DIR)")
@@ -177,10 +215,13 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
     bspec = _parse_bin_shapes(bin_shape, bin_dtype)
     base = open_collection(baseline_path, bspec)
     cand = open_collection(candidate_path, bspec)
-    if jobs <= 0:
+    if not jobs:
         jobs = min(4, os.cpu_count() or 1)
     rep = compare_collections(base, cand, th, chosen or None, want_hist=bool(plot), jobs=jobs, bin_dtype=bin_dtype)
-    _print_report(rep, per_sample)
+    if fmt == "json":
+        _emit_json(rep.as_dict(), output_file)
+    else:
+        emit_rendered(_print_report, output_file, rep, per_sample)
     if json_out:
         _write_json(json_out, rep.as_dict())
     if csv_out:
@@ -189,7 +230,8 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
         from ascendify.compare.plot import plot_error_hist
 
         plot_error_hist(rep.outputs, plot)
-        _console().print(f"plot: {plot}")
+        if fmt == "text" and not output_file:
+            _console().print(f"plot: {plot}")
     return 0 if rep.verdict == "PASS" else 1
 
 
@@ -245,7 +287,7 @@ def _print_report(rep: Any, per_sample: bool) -> None:
                        ("PASS" if r["status"] == "PASS" else "FAIL") + (f": {E(why)}" if why else ""))
         con.print(st)
         if len(rows) > 200:
-            con.print(f"... {len(rows) - 200} more rows in --json")
+            con.print(f"... {len(rows) - 200} more rows in --format json")
     nb = sum(o["nan_baseline"] + o["inf_baseline"] for o in rep.outputs)
     if nb:
         con.print(f"[yellow]warning:[/] the baseline has {nb} NaN/Inf values: they are counted and excluded, "
@@ -264,7 +306,7 @@ def _print_report(rep: Any, per_sample: bool) -> None:
 
 def _layers(model: str, data: Optional[str], sample_name: Optional[str], npu_dump: Optional[str],
             th: dict[str, float], json_out: Optional[str], keep_file: Optional[str], top: int,
-            csv_out: Optional[str] = None) -> int:
+            csv_out: Optional[str] = None, box: Optional[dict] = None) -> int:
     from rich.markup import escape as E
     from rich.table import Table
 
@@ -286,6 +328,8 @@ def _layers(model: str, data: Optional[str], sample_name: Optional[str], npu_dum
     if feeds is None:
         raise AscendifyError(f"{data}: no sample named '{sample_name}'")
     rep = analyse_layers(model, feeds, th, npu_dump=npu_dump)
+    if box is not None:
+        box["rep"] = rep
     con = _console()
     con.print(f"layer-wise compare of {model} ({rep.mode}, sample {used}): {len(rep.rows)} node outputs paired", markup=False)
     fi = rep.first_invalid

@@ -9,6 +9,8 @@ from typing import Dict, Optional
 
 import click
 
+from ascendify.options import chip_option, emit, report_options
+
 from ascendify.errors import AscendifyError
 
 
@@ -43,10 +45,9 @@ def read_env_file(path: str) -> Dict[str, str]:
 @click.command("doctor", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", "root", default="/", metavar="DIR", show_default=True,
               help="Read every file relative to DIR (a container image or an unpacked /usr/local/Ascend + /etc).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@report_options()
 @click.option("--deep", is_flag=True, help="Also import torch_npu and run a tiny op + HCCL test in a subprocess.")
-@click.option("--chip", default=None, metavar="SOC|FAMILY",
-              help="Target chip: a soc_version (Ascend910B3) or family (910b, a3, 310p, 950) for install hints.")
+@chip_option("Target chip: a soc_version (Ascend910B3) or family (910b, a3, 310p, 950) for install hints.")
 @click.option("--require-npu", is_flag=True, help="Fail (exit 1) when no NPU stack or device is found.")
 @click.option("--npu-smi", "npu_smi", default=None, metavar="PATH",
               help="npu-smi executable to run, or a file with saved `npu-smi info` output.")
@@ -62,7 +63,7 @@ def read_env_file(path: str) -> Dict[str, str]:
 @click.option("--deep-timeout", default=180.0, show_default=True, type=float, help="Seconds allowed for --deep.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every check, with sources.")
-def doctor(root: str, fmt: str, deep: bool, chip: Optional[str], require_npu: bool, npu_smi: Optional[str],
+def doctor(root: str, fmt: str, output_file: Optional[str], deep: bool, chip: Optional[str], require_npu: bool, npu_smi: Optional[str],
            npu_smi_board: Optional[str], env_file: Optional[str], python: Optional[str],
            site_packages: Optional[str], timeout: float, deep_timeout: float, strict: bool, verbose: bool) -> int:
     """Check the torch / torch_npu / CANN / driver / chip stack and say exactly what is wrong.
@@ -90,8 +91,8 @@ def doctor(root: str, fmt: str, deep: bool, chip: Optional[str], require_npu: bo
                    timeout=timeout, deep_timeout=deep_timeout)
     report = run_doctor(opts)
     if fmt == "json":
-        click.echo(json.dumps(report.to_dict(strict), indent=2, ensure_ascii=False))
+        emit(json.dumps(report.to_dict(strict), indent=2, ensure_ascii=False) + "\n", output_file)
     else:
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        click.echo(render_text(report, color=color, verbose=verbose, strict=strict))
+        color = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        emit(render_text(report, color=color, verbose=verbose, strict=strict) + "\n", output_file)
     return report.exit_code(strict)

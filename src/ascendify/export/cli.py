@@ -11,12 +11,15 @@ from typing import Any, Optional
 
 import click
 
+from ascendify.errors import AscendifyError
+from ascendify.options import (chip_option, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, input_option,
+                               report_options)
 
 @click.command("export")
 @click.argument("factory")
-@click.option("--input", "inputs", multiple=True, required=True,
-              help="NAME:d0,d1,...[:dtype[:lo..hi]]; -1 marks a dynamic dim, lo~hi a shape range. Repeat per input.")
-@click.option("-o", "--output", "out", required=True, help="ONNX file to write (the atc script, report and AIPP config go beside it).")
+@input_option("NAME:d0,d1,...[:dtype[:lo..hi]]; -1 marks a dynamic dim, lo~hi a shape range. Repeat per input.", required=True)
+@click.option("--onnx", "onnx_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="ONNX file to write (the atc script, report and AIPP config go beside it).")
 @click.option("--dynamic-batch", help="Batch profiles, e.g. 1,2,4,8 (-1 on axis 0 only).")
 @click.option("--dynamic-image-size", help="H,W profiles, e.g. '224,224;448,448' (-1 on H and W).")
 @click.option("--dynamic-dims", help="ND profiles filling every -1 in input order, e.g. '32,32;64,64'.")
@@ -28,19 +31,22 @@ import click
 @click.option("--layout", type=click.Choice(["NCHW", "NHWC"], case_sensitive=False), default="NCHW", show_default=True,
               help="Layout of the exported image input (NHWC + --normalize transposes inside the graph).")
 @click.option("--opset", type=int, default=11, show_default=True, help="ONNX opset (ATC: 11 recommended, <= 17).")
-@click.option("--soc-version", help="ATC --soc_version, e.g. Ascend910B3 (from npu-smi info).")
+@chip_option("ATC --soc_version, e.g. Ascend910B3 (from npu-smi info).")
+@deprecated_option("--soc-version", dest="chip", new="--chip SOC", default=None)
 @click.option("--precision-mode", default="force_fp16", show_default=True, help="ATC --precision_mode.")
 @click.option("--output-names", help="Comma list of ONNX output names (default output / output0, output1, ...).")
 @click.option("--parity-cosine", type=float, default=0.9999, show_default=True, help="onnxruntime vs PyTorch cosine required.")
-@click.option("--json", "json_out", is_flag=True, help="Print the report as JSON instead of text.")
-def export(factory: str, inputs: tuple[str, ...], out: str, dynamic_batch: Optional[str], dynamic_image_size: Optional[str],
+@report_options(output_help="Write the report to this file instead of standard output.  Before 0.2 -o named the ONNX "
+                            "file; a value ending in .onnx is still taken as --onnx, with a note.")
+@deprecated_option("--json", dest="json_flag", new="--format json", is_flag=True, default=False)
+def export(factory: str, inputs: tuple[str, ...], onnx_path: Optional[str], dynamic_batch: Optional[str], dynamic_image_size: Optional[str],
            dynamic_dims: Optional[str], normalize: Optional[str], aipp: bool, aipp_input: Optional[str],
-           pixel_scale: Optional[float], layout: str, opset: int, soc_version: Optional[str], precision_mode: str,
-           output_names: Optional[str], parity_cosine: float, json_out: bool) -> int:
+           pixel_scale: Optional[float], layout: str, opset: int, chip: Optional[str], precision_mode: str,
+           output_names: Optional[str], parity_cosine: float, fmt: str, output_file: Optional[str]) -> int:
     """Export FACTORY (pkg.module:factory) to ONNX for ATC and print the atc command.
 
     Example: ascendify export mypkg.nets:resnet --input "x:-1,3,224,224:float32"
-    --dynamic-batch 1,2,4,8 --normalize imagenet --soc-version Ascend910B3 -o resnet.onnx
+    --dynamic-batch 1,2,4,8 --normalize imagenet --chip Ascend910B3 --onnx resnet.onnx
     """
     import json
 
@@ -48,6 +54,15 @@ def export(factory: str, inputs: tuple[str, ...], out: str, dynamic_batch: Optio
     from ascendify.export.atc import parse_input
     from ascendify.export.exporter import export_model
 
+    soc_version = deprecated_value("chip", chip)
+    if output_file and output_file.lower().endswith(".onnx") and not onnx_path:
+        deprecation("-o/--output FILE.onnx", "--onnx FILE.onnx (-o now names the report file)")
+        onnx_path, output_file = output_file, None
+    if not onnx_path:
+        raise AscendifyError("export needs the ONNX file to write: --onnx FILE.onnx")
+    if deprecated_value("json_flag", False) and fmt == "text":
+        fmt = "json"
+    out = onnx_path
     specs = [parse_input(t) for t in inputs]
     norm = parse_mean_std(normalize) if normalize else None
     res = export_model(factory, specs, out, batch=dynamic_batch, image_size=dynamic_image_size, dims=dynamic_dims,
@@ -55,10 +70,10 @@ def export(factory: str, inputs: tuple[str, ...], out: str, dynamic_batch: Optio
                        precision_mode=precision_mode, layout=layout, pixel_scale=pixel_scale,
                        output_names=[s.strip() for s in output_names.split(",")] if output_names else None,
                        parity_cosine=parity_cosine)
-    if json_out:
-        click.echo(json.dumps(res.as_dict(), indent=1))
+    if fmt == "json":
+        emit(json.dumps(res.as_dict(), indent=1) + "\n", output_file)
         return 0 if res.ok else 1
-    _print(res)
+    emit_rendered(_print, output_file, res)
     return 0 if res.ok else 1
 
 

@@ -9,28 +9,24 @@ from typing import Optional
 
 import click
 
-from ascendify.errors import AscendifyError
+from ascendify.options import chip_option, emit, emit_rendered, report_options, torch_npu_option
 
 
 def default_release() -> "tuple[str, str]":
-    """torch_npu release from the nearest ``[tool.ascendify] torch-npu``, else the package default."""
-    from ascendify.config import DEFAULT_TORCH_NPU, find_config, load_settings
-    cfg = find_config(os.getcwd())
-    if cfg:
-        try:
-            return load_settings(cfg, {}).torch_npu, cfg
-        except AscendifyError:
-            pass
-    return DEFAULT_TORCH_NPU, "default"
+    """The target torch_npu release for the current folder and why (``ascendify.options.release_for``:
+    ``[tool.ascendify] torch-npu``, else the project's pinned torch, else the recommended release)."""
+    from ascendify.options import release_for
+
+    return release_for(None, os.getcwd())
 
 
 @click.command("ops")
 @click.argument("query")
-@click.option("--torch-npu", "torch_npu", metavar="VER", help="torch_npu release (default: [tool.ascendify] torch-npu, else 2.7.1).")
+@torch_npu_option()
 @click.option("--all-versions", is_flag=True, help="Show every torch_npu release in the KB.")
-@click.option("--chip", metavar="SOC", help="soc_version (e.g. Ascend910B3) for hardware and bf16 checks.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional[str], fmt: str) -> int:
+@chip_option("soc_version (e.g. Ascend910B3) for hardware and bf16 checks.")
+@report_options()
+def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional[str], fmt: str, output_file: Optional[str]) -> int:
     """Look up QUERY: an aten op (aten::nanmean, nanmean.out) or a torch API
     (torch.linalg.inv, Tensor.scatter_add_, F.interpolate, torch_npu.npu_conv2d).
 
@@ -50,9 +46,9 @@ def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--torch-npu")
     if fmt == "json":
-        click.echo(json.dumps(res, ensure_ascii=False, indent=1))
+        emit(json.dumps(res, ensure_ascii=False, indent=1) + "\n", output_file)
     else:
-        render_text(res)
+        emit_rendered(render_text, output_file, res)
     return 0 if res["found"] else 1
 
 

@@ -78,7 +78,7 @@ def render_json(findings: list[Finding], summary: dict[str, Any], settings: Opti
     return json_text(doc) + "\n"  # file-name bytes that are not UTF-8 as \udcXX escapes
 
 
-def render_sarif(findings: list[Finding]) -> str:
+def render_sarif(findings: list[Finding], properties: Optional[dict] = None) -> str:
     """SARIF 2.1.0 log with one run; rules carry their pages as help text."""
     rules = load_rules()
     used = sorted({f.code for f in findings})
@@ -133,6 +133,8 @@ def render_sarif(findings: list[Finding]) -> str:
             }
         ],
     }
+    if properties:
+        log["runs"][0]["properties"] = properties
     return json_text(log) + "\n"
 
 

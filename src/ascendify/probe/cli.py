@@ -7,13 +7,12 @@ from typing import Optional
 
 import click
 
-
+from ascendify.options import chip_option, deprecated_option, deprecated_value, emit, emit_rendered, input_option, report_options, torch_npu_option
 
 @click.command("probe", context_settings={"ignore_unknown_options": False})
 @click.argument("target", required=False)
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--input", "inputs", multiple=True, metavar="SPEC",
-              help="Model input name:d0,d1,...[:dtype[:low-high]], e.g. x:2,3,224,224:float32 (repeatable).")
+@input_option("Model input name:d0,d1,...[:dtype[:low-high]], e.g. x:2,3,224,224:float32 (repeatable).")
 @click.option("--input2", "inputs2", multiple=True, metavar="SPEC", help="A second input set for the dynamic-shape run.")
 @click.option("--vary", type=click.Choice(["batch", "spatial", "seq"]), help="Derive the second input set.")
 @click.option("--train", is_flag=True, help="Also run backward (loss = mean of the float outputs).")
@@ -24,19 +23,20 @@ import click
 @click.option("--max-seconds", type=float, default=60.0, show_default=True, help="Script mode: stop after this long.")
 @click.option("--max-steps", type=int, default=3, show_default=True,
               help="Script mode: stop after this many optimizer steps (backward calls if there is no optimizer).")
-@click.option("--torch-npu", "torch_npu", metavar="VER", help="torch_npu release to classify against (default: config, else 2.7.1).")
-@click.option("--chip", metavar="SOC", help="soc_version, e.g. Ascend910B3 (bf16, hardware columns, JIT default).")
+@torch_npu_option()
+@chip_option("soc_version, e.g. Ascend910B3 (bf16, hardware columns, JIT default).")
 @click.option("--cann", metavar="VER", help="CANN version for the AI_CPU dtype rules (default: newest rule set).")
 @click.option("--fallback-disabled", is_flag=True,
               help="Treat CPU fallbacks as errors, as torch_npu does with TORCH_NPU_FALLBACK_CPU_DISABLE=1 "
                    "(default: follow that variable in this environment).")
 @click.option("--all-ops", is_flag=True, help="Text output: list every recorded op.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Also write the JSON report to this file.")
+@report_options()
+@deprecated_option("--output", dest="json_copy", new="-o FILE.json (the report in --format, json from the suffix)",
+                   type=click.Path(dir_okay=False), default=None)
 def probe(target: Optional[str], script_args: tuple, inputs: tuple, inputs2: tuple, vary: Optional[str], train: bool,
           device: str, run_script: Optional[str], max_seconds: float, max_steps: int, torch_npu: Optional[str],
           chip: Optional[str], cann: Optional[str], fallback_disabled: bool, all_ops: bool, fmt: str,
-          output: Optional[str]) -> int:
+          output_file: Optional[str]) -> int:
     """Run a model (TARGET = pkg.module:factory) or a script (--run script.py -- ARGS) on the CPU,
     record every aten overload it dispatches, and classify each against the NPU KB for --torch-npu
     and --chip: CPU fallbacks, AI_CPU dtype risks, float64/complex, bf16, deprecated APIs, dynamic
@@ -64,13 +64,13 @@ def probe(target: Optional[str], script_args: tuple, inputs: tuple, inputs2: tup
                                       fallback_disabled=fallback_disabled or None)
         except SpecError as exc:
             raise click.BadParameter(str(exc), param_hint="--input")
-    if output:
-        from ascendify.fsutil import atomic_write
-        atomic_write(output, json.dumps(result, ensure_ascii=False, indent=1).encode("utf-8"))
+    json_copy = deprecated_value("json_copy", None)
+    if json_copy:  # the old --output: a JSON copy beside the printed report
+        emit(json.dumps(result, ensure_ascii=False, indent=1) + "\n", json_copy)
     if fmt == "json":
-        click.echo(json.dumps(result, ensure_ascii=False, indent=1))
+        emit(json.dumps(result, ensure_ascii=False, indent=1) + "\n", output_file)
     else:
         from ascendify.probe.report import render_text
-        render_text(result, all_ops=all_ops)
+        emit_rendered(render_text, output_file, result, all_ops=all_ops)
     bad = result.get("error") or any(f["severity"] == "error" for f in result["classification"]["findings"])
     return 1 if bad else 0

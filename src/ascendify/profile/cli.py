@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from ascendify.fsutil import atomic_write
+from ascendify.options import deprecated_option, deprecated_value, emit, plot_option, report_options
 
 
 class DefaultGroup(click.Group):
@@ -24,10 +24,7 @@ class DefaultGroup(click.Group):
 
 
 def _emit(text: str, output: Optional[str]) -> None:
-    if output:
-        atomic_write(output, text.encode("utf-8"))
-    else:
-        click.echo(text, nl=False)
+    emit(text, output)
 
 
 def _us(x: Optional[float]) -> str:
@@ -144,15 +141,16 @@ def profile() -> None:
 @profile.command("analyze")
 @click.argument("directory", type=click.Path())
 @click.option("--top", type=click.IntRange(1, 500), default=10, show_default=True, help="How many operators to list.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here instead of stdout.")
-@click.option("--chart", type=click.Path(dir_okay=False), default=None, help="Also write a chart of the top ops and the step split (.svg or .png).")
+@report_options()
+@plot_option("Also write a chart of the top ops and the step split (.svg or .png).")
+@deprecated_option("--chart", dest="plot", new="--plot FILE", type=click.Path(dir_okay=False), default=None)
 @click.option("--cann", default=None, metavar="VERSION", help="CANN version of the run (selects the AI_CPU dtype rules), e.g. 8.0.RC1.")
 @click.option("--skip-first-step", is_flag=True, help="Leave out the first profiled step (compile / warm-up).")
-def analyze_cmd(directory, top, fmt, output_file, chart, cann, skip_first_step) -> int:
+def analyze_cmd(directory, top, fmt, output_file, plot, cann, skip_first_step) -> int:
     """Analyse one profiler run (the default subcommand)."""
     from ascendify.profile.analyze import analyze
 
+    chart = deprecated_value("plot", plot)
     rep = analyze(directory, top=top, cann=cann, skip_first_step=skip_first_step)
     if chart:
         from ascendify.profile.chart import write_chart
@@ -168,8 +166,7 @@ def analyze_cmd(directory, top, fmt, output_file, chart, cann, skip_first_step) 
 @click.argument("gpu_trace", type=click.Path())
 @click.argument("npu_dir", type=click.Path())
 @click.option("--top", type=click.IntRange(1, 500), default=20, show_default=True, help="Rows per table.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here instead of stdout.")
+@report_options()
 def compare_cmd(gpu_trace, npu_dir, top, fmt, output_file) -> int:
     """Compare a CUDA torch.profiler chrome trace with an NPU profiler run, aten op by aten op."""
     from ascendify.profile.compare import compare, render_compare

@@ -15,7 +15,9 @@ from ascendify.fix.run import fix_tree, stale_output_warning
 from ascendify.report.build import build_report, load_section_file
 from ascendify.report.html import render_site
 from ascendify.fsutil import is_within
-from ascendify.scan.cli import _exit_code, _run_scan, _settings, common_options, report_fix_run
+from ascendify.options import (chip_option, emit, emit_json, input_option, out_dir_option, project_options, project_settings,
+                               report_options, split_output_dir, target_option, torch_npu_option)
+from ascendify.scan.cli import _exit_code, _run_scan, report_fix_run, target_line
 
 DOCTOR_TIMEOUT_S = 120
 PROBE_TIMEOUT_S = 600
@@ -48,27 +50,36 @@ def _includes(paths: tuple) -> dict[str, Any]:
     return out
 
 
+_OUT_HELP = ("Write this summary (text, or --format json) to FILE.  Before 0.2 -o named the output folder; "
+             "a value without a report suffix (.json, .txt, …) is still taken as --out-dir, with a note.")
+
+
 @click.command()
 @click.argument("project", type=click.Path(exists=True, file_okay=False))
-@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False), help="Output folder: OUT/project (migrated copy) and OUT/report (HTML + JSON).")
-@common_options
+@out_dir_option("Output folder: DIR/project (migrated copy) and DIR/report (HTML + JSON).")
+@project_options
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that need review.")
 @click.option("--probe", "probe_spec", default=None, metavar="MODULE:FACTORY", help="Also run `ascendify probe` on this model factory (with --input).")
-@click.option("--input", "probe_inputs", multiple=True, metavar="SPEC", help="Probe input spec, e.g. x:2,3,32,32:float32 (repeatable).")
+@input_option("Probe input spec, e.g. x:2,3,32,32:float32 (repeatable).")
 @click.option("--no-doctor", is_flag=True, help="Do not run `ascendify doctor`.")
-@click.option("--include", multiple=True, type=click.Path(dir_okay=False), help="JSON output of doctor/probe/diagnose/profile to add as a section.")
-def migrate(project, out, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config,
-            cache_dir, no_cache, jobs, fail_on, unsafe_fixes, probe_spec, probe_inputs, no_doctor, include):
-    """Scan PROJECT, write its migrated copy to OUT/project and a migration report to OUT/report/index.html.
+@click.option("--include", multiple=True, type=click.Path(dir_okay=False), metavar="FILE", help="JSON output of doctor/probe/diagnose/profile/compare to add as a section.")
+@report_options(output_help=_OUT_HELP)
+def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config,
+            cache_dir, no_cache, jobs, fail_on, unsafe_fixes, probe_spec, inputs, no_doctor, include, fmt, output_file):
+    """Scan PROJECT, write its migrated copy to DIR/project and a migration report to DIR/report/index.html.
 
     Takes the options of `scan` and `fix`.  Exit code as `fix`: 1 if a finding at or
     above --fail-on is left for a person after the fixes (or a file is missing from the
     copy), else 0.
     """
-    settings = _settings((project,), select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
+    output_file, out = split_output_dir(output_file, out_dir)
+    if not out:
+        raise AscendifyError("migrate needs an output folder: --out-dir DIR (the migrated copy and the report go there)")
+    probe_inputs = inputs
+    settings = project_settings((project,), select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if is_within(out, project):
         raise AscendifyError(f"{out}: the output folder must be outside the project {project}")
-    result = _run_scan((project,), settings, cache_dir, no_cache, jobs)
+    result = _run_scan((project,), settings, cache_dir, no_cache, jobs, quiet=fmt != "text")
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
     migrated = os.path.join(out, "project")
@@ -95,25 +106,36 @@ def migrate(project, out, select, select_extend, ignore, ignore_extend, exclude,
     try:
         index = render_site(report, report_dir)
     except OSError as exc:
-        raise AscendifyError(f"{report_dir}: cannot write the report ({exc.strerror}); choose another --output folder")
+        raise AscendifyError(f"{report_dir}: cannot write the report ({exc.strerror}); choose another --out-dir folder")
     s = report["summary"]
-    click.echo(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {s['findings'] - s['fixed']} need a person")
-    click.echo(f"migrated copy: {migrated}")
-    click.echo(f"change log:    {os.path.join(report_dir, 'changes.csv')}")
-    click.echo(f"report:        {index}")
+    paths = {"migrated_copy": migrated, "change_log": os.path.join(report_dir, "changes.csv"), "report": index}
+    if fmt == "json":
+        emit_json({"tool": "ascendify", "command": "migrate", "summary": s, "paths": paths,
+                   "torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}, output_file)
+    else:
+        emit(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {s['findings'] - s['fixed']} need a person\n"
+             f"{target_line(settings)}\n"
+             f"migrated copy: {migrated}\n"
+             f"change log:    {paths['change_log']}\n"
+             f"report:        {index}\n", output_file)
     return _exit_code(run.remaining, settings.fail_on, result.problems + run.problems)
 
 
 @click.command()
 @click.argument("project", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--from", "from_json", type=click.Path(dir_okay=False, exists=True), default=None, help="Re-render an existing report.json (e.g. to add sections).")
-@click.option("--include", multiple=True, type=click.Path(dir_okay=False), help="JSON output of doctor/probe/diagnose/profile to add as a section.")
-@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False), help="Folder for index.html and report.json.")
-@click.option("--target", type=click.Choice(["npu", "agnostic"]), default=None)
-@click.option("--torch-npu", "torch_npu", default=None, metavar="VERSION")
-@click.option("--chip", default=None, metavar="SOC")
-def report(project, from_json, include, out, target, torch_npu, chip):
+@click.option("--from", "from_json", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE", help="Re-render an existing report.json (e.g. to add sections).")
+@click.option("--include", multiple=True, type=click.Path(dir_okay=False), metavar="FILE", help="JSON output of doctor/probe/diagnose/profile/compare to add as a section.")
+@out_dir_option("Folder for index.html and report.json.")
+@target_option()
+@torch_npu_option()
+@chip_option()
+@report_options(output_help="Write this summary (text, or --format json) to FILE.  Before 0.2 -o named the folder; a value "
+                            "without a report suffix is still taken as --out-dir, with a note.")
+def report(project, from_json, include, out_dir, target, torch_npu, chip, fmt, output_file):
     """Render the HTML report for PROJECT (scan only), or re-render --from report.json, adding --include sections."""
+    output_file, out = split_output_dir(output_file, out_dir)
+    if not out:
+        raise AscendifyError("report needs an output folder: --out-dir DIR (index.html and report.json go there)")
     if bool(project) == bool(from_json):
         raise AscendifyError("give either a PROJECT folder or --from report.json")
     if from_json:
@@ -126,12 +148,15 @@ def report(project, from_json, include, out, target, torch_npu, chip):
             raise AscendifyError(f"{from_json}: not an ascendify report (no 'schema': 'ascendify-report/…')")
         doc.setdefault("sections", {}).update(_includes(include))
     else:
-        settings = _settings((project,), (), (), (), (), (), target, torch_npu, chip, None, False, "never")
-        result = _run_scan((project,), settings, None, False, None)
+        settings = project_settings((project,), (), (), (), (), (), target, torch_npu, chip, None, False, "never")
+        result = _run_scan((project,), settings, None, False, None, quiet=fmt != "text")
         doc = build_report(project, result, None, settings, _includes(include))
     try:
         index = render_site(doc, out)
     except OSError as exc:
         raise AscendifyError(f"{out}: cannot write the report ({exc.strerror})")
-    click.echo(f"report: {index}")
+    if fmt == "json":
+        emit_json({"tool": "ascendify", "command": "report", "report": index, "summary": doc.get("summary", {})}, output_file)
+    else:
+        emit(f"report: {index}\n", output_file)
     return 0
