@@ -294,3 +294,52 @@ def test_bf16_with_a_chip_without_bf16_reports_every_use(tmp_path):
     fs = _scan_tree(tmp_path, chip="Ascend910A")
     assert [(f.path[-4:], f.line) for f in fs] == [("a.py", 4), ("a.py", 5), ("b.py", 4)]
     assert all(f.severity == "warning" and "has no bf16 support" in f.message and "more bf16 uses" not in f.message for f in fs)
+
+
+# ------------------------------------------------------------------ --target agnostic messages name the agnostic API
+AGNOSTIC_FIXTURE = """
+import torch
+
+model = torch.nn.Linear(2, 2).cuda()
+torch.cuda.manual_seed_all(0)
+torch.cuda.synchronize()
+torch.cuda.empty_cache()
+x = torch.zeros(2, device="cuda")
+"""
+
+
+def test_agnostic_target_messages_name_the_agnostic_api(tmp_path):
+    path = _write(tmp_path, AGNOSTIC_FIXTURE)
+    got = {}
+    for code in ("DEV001", "DEV011", "DEV008", "DEV010", "DEV004"):
+        (f,) = findings_for(path, code, target="agnostic")
+        got[code] = f.message
+    assert "`.to(DEVICE_TYPE)`" in got["DEV001"]
+    assert "device-agnostic: `torch.manual_seed`" in got["DEV011"]
+    assert "device-agnostic: `torch.accelerator.synchronize`" in got["DEV008"]
+    assert "`torch.get_device_module(DEVICE_TYPE).empty_cache` when an accelerator is present" in got["DEV010"]
+    assert "`device=DEVICE_TYPE`" in got["DEV004"]
+    for m in got.values():
+        assert "on Ascend use" not in m and "torch.npu." not in m and '"npu"' not in m, m
+
+
+def test_npu_target_messages_keep_the_npu_api(tmp_path):
+    path = _write(tmp_path, AGNOSTIC_FIXTURE)
+    (f,) = findings_for(path, "DEV011")
+    assert f.message.endswith("on Ascend use `torch.npu.manual_seed_all`")
+    (f,) = findings_for(path, "DEV001")
+    assert "device-agnostic" not in f.message and "`.npu()`" in f.message
+
+
+def test_every_agnostic_message_template_formats_like_the_npu_one():
+    import string
+
+    from ascendify.rules.registry import load_rules
+
+    for r in load_rules().values():
+        if not r.message_agnostic:
+            continue
+        fields = {n for _, n, _, _ in string.Formatter().parse(r.message_agnostic) if n}
+        npu_fields = {n for _, n, _, _ in string.Formatter().parse(r.message) if n}
+        assert fields <= npu_fields | {"agnostic"}, r.code
+        assert "on Ascend use" not in r.message_agnostic, r.code

@@ -65,9 +65,14 @@ class Rule:
     fixed_example: str = ""
     file_suffixes: tuple = ()  # a file-kind rule: reported once for each scanned file with one of these suffixes
     project: bool = False  # reported by the project pass (semantic/project.py) from module summaries, not by a check
+    message_agnostic: str = ""  # the message for --target agnostic where the fix differs (names the device-agnostic API)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file_suffixes", tuple(self.file_suffixes))
+
+    def message_for(self, target: str) -> str:
+        """The message template for ``target`` (``npu`` / ``agnostic``)."""
+        return self.message_agnostic if target == "agnostic" and self.message_agnostic else self.message
 
     @property
     def prefix(self) -> str:

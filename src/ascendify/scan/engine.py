@@ -144,7 +144,7 @@ class RuleContext(FileContext):
         if key in self._seen:
             return
         self._seen.add(key)
-        text = message if message is not None else rule.message.format(**fmt)
+        text = message if message is not None else rule.message_for(self.settings.target).format(**fmt)
         f = Finding(code, text, self.path, line, col, end_line, end_col, severity or rule.severity, rule.category, fix)
         self.findings.append(f)
         if node is not None:

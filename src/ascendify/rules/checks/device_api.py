@@ -65,6 +65,24 @@ def _torch_cuda_ref(node, ctx, names) -> Optional[str]:
     return name if name in names else None
 
 
+def agnostic_api(name: str, entry: dict) -> str:
+    """The device-agnostic API for ``torch.cuda.<name>`` as the ``--target agnostic`` message names it.
+
+    ``torch.<agnostic>`` where the table has one; else ``torch.get_device_module(DEVICE_TYPE).<name>``
+    where torch_npu's name is the CUDA name (torch.cuda and torch.npu both have it; torch.cpu,
+    the module without an accelerator, mostly does not: checked with dir() on torch 2.13);
+    else the NPU name, said to be Ascend-only."""
+    if entry.get("agnostic"):
+        note = " (it also reseeds the CPU generator)" if entry["agnostic"] == "manual_seed" else ""
+        return f"`torch.{entry['agnostic']}`{note}"
+    npu = entry.get("npu")
+    if npu and npu == name:
+        return f"`torch.get_device_module(DEVICE_TYPE).{name}` when an accelerator is present (`torch.cpu` lacks most of these names)"
+    if npu:
+        return f"no device-agnostic name; on Ascend it is `torch.npu.{npu}`"
+    return "no device-agnostic replacement"
+
+
 def _npu_text(ctx, name: str, node: Optional[ast.AST] = None) -> str:
     t = torch_name(ctx, node)
     return f"{t}.npu.{name}" if t else f"torch_npu.npu.{name}"
@@ -137,7 +155,8 @@ def _make_api_check(code: str, safe: bool = True):
         if name is None or not isinstance(node.ctx, ast.Load) or ctx.model.context(node).npu_aware:
             return
         entry = _MAP[name]
-        ctx.report(node, _api_fix(node, ctx, name, entry, safe), api=f"torch.cuda.{name}", note=entry.get("note", ""), npu=entry.get("npu") or "")
+        ctx.report(node, _api_fix(node, ctx, name, entry, safe), api=f"torch.cuda.{name}", note=entry.get("note", ""), npu=entry.get("npu") or "",
+                   agnostic=agnostic_api(name, entry))
 
     api_check.__name__ = f"cuda_api_{code}"
     check(code, ast.Attribute, names=names)(api_check)
