@@ -1,5 +1,6 @@
 # Quick start on a fresh machine:
-#   make demo   install into .venv, scan the bundled CUDA example, migrate it (copy + HTML report)
+#   make demo   install into .venv, scan the bundled CUDA example, migrate it (copy + HTML report),
+#               then profile and diagnose the bundled profiler run and logs
 #   make test   install the test dependencies (torch CPU, onnx, ...) and run the whole test suite
 #   make test-compat   the torch-free tests on the oldest and newest supported Pythons (pyenv), if installed
 PYTHON ?= python3
@@ -29,8 +30,17 @@ demo: $(CORE)
 	@echo "== ascendify scan $(EXAMPLE)"
 	$(VENV)/bin/ascendify scan $(EXAMPLE) --fail-on never
 	@echo
-	@echo "== ascendify migrate $(EXAMPLE) -o build/demo   (fix --output + report)"
-	$(VENV)/bin/ascendify migrate $(EXAMPLE) -o build/demo --fail-on never
+	@echo "== ascendify migrate $(EXAMPLE) --out-dir build/demo   (fix --out-dir + report)"
+	$(VENV)/bin/ascendify migrate $(EXAMPLE) --out-dir build/demo --fail-on never
+	@echo
+	@echo "== ascendify profile examples/profile_sample   (a torch_npu profiler run: slow ops, AI_CPU, step time)"
+	$(VENV)/bin/ascendify profile examples/profile_sample
+	@echo
+	@echo "== ascendify diagnose examples/logs/hccl_timeout   (2 ranks: root cause first)"
+	$(VENV)/bin/ascendify diagnose examples/logs/hccl_timeout --fail-on never
+	@echo
+	@echo "== ascendify diagnose examples/logs/aicore_error.log"
+	$(VENV)/bin/ascendify diagnose examples/logs/aicore_error.log --fail-on never --max 3
 
 test: $(FULL)
 	$(PY) -m pytest -n 2 -q
