@@ -162,9 +162,15 @@ def test_max_split_size_keeps_big_blocks_whole():
 # ---------------------------------------------------------------- settings, errors
 def test_from_conf():
     s = Settings.from_conf("expandable_segments:True, segment_size_mb:64,garbage_collection_threshold:0.8")
-    assert s.expandable_segments and s.large_segment_size == 64 * MiB
+    assert s.expandable_segments and s.expandable_page() == 64 * MiB
+    assert s.large_segment_size == 20 * MiB                  # segment_size_mb acts on expandable pages only
     assert s.garbage_collection_threshold == 0.8
-    assert Settings.from_conf("segment_size_mb:64,large_segment_size_mb:40").large_segment_size == 40 * MiB
+    both = Settings.from_conf("segment_size_mb:64,large_segment_size_mb:40")
+    assert both.large_segment_size == 40 * MiB and both.expandable_page() == 40 * MiB
+    # segment_size_mb leaves classic 1-10 MiB segments at 20 MiB; large_segment_size_mb does not
+    assert reserved_for(allocs(3 * MiB), Settings.from_conf("segment_size_mb:64")) == 20 * MiB
+    assert reserved_for(allocs(3 * MiB), Settings.from_conf("large_segment_size_mb:64")) == 64 * MiB
+    assert reserved_for(allocs(3 * MiB), Settings.from_conf("expandable_segments:True,segment_size_mb:64")) == 64 * MiB
     assert Settings.from_conf("page_size:1g").page_size_1g
     assert Settings.from_conf("") == Settings()
     with pytest.raises(AscendifyError, match="max_split_size_mb"):
@@ -187,3 +193,36 @@ def test_bad_events():
 def test_runtime_reserve_is_marked_unverified():
     assert RUNTIME_RESERVE_VERIFIED is False
     assert 3 * 1024 * MiB < RUNTIME_RESERVE_BYTES <= 4 * 1024 * MiB
+
+
+def test_hccl_buffer_bytes():
+    from ascendify.fit.allocator import hccl_buffer_bytes
+    assert hccl_buffer_bytes(0) == 0
+    assert hccl_buffer_bytes(1) == 400 * MiB                 # 2 x 200 MB per communicator
+    assert hccl_buffer_bytes(3, buffsize_mb=50) == 300 * MiB
+
+
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+_sizes = st.one_of(st.integers(0, 4096), st.integers(4097, 2 * MiB), st.integers(2 * MiB, 30 * MiB))
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(ops=st.lists(st.tuples(st.booleans(), _sizes, st.integers(0, 10 ** 6)), max_size=60),
+       expandable=st.booleans(), max_split=st.sampled_from([None, 24 * MiB]))
+def test_invariants_hold_under_random_replay(ops, expandable, max_split):
+    m = AllocatorModel(expandable_segments=expandable, max_split_size=max_split)
+    live = []
+    peak = 0
+    for n, (do_free, size, pick) in enumerate(ops):
+        if do_free and live:
+            m.free(live.pop(pick % len(live)))
+        else:
+            got = m.malloc(n, size)
+            assert got >= round_size(size)
+            live.append(n)
+        m.check()
+        assert m.requested <= m.allocated <= m.reserved
+        assert m.reserved >= peak                              # nothing is released
+        peak = m.reserved
+    assert m.peak_reserved == m.reserved

@@ -31,8 +31,8 @@ at the same commit.  What the model takes from there:
   remainder >= 512 bytes; large pool when size < max_split and the remainder
   > 1 MiB.  Freed blocks merge with free neighbours of the same segment.
 - ``expandable_segments:True``: one growing segment per pool, mapped in pages
-  of 2 MiB (small pool) or ``large_segment_size`` (large pool, 20 MiB default;
-  ``segment_size_mb`` is the deprecated spelling); a request that no free block
+  of 2 MiB (small pool) or the large-pool page (``large_segment_size_mb``, else
+  the deprecated ``segment_size_mb``, which acts only here; 20 MiB default); a request that no free block
   fits maps just enough pages at the segment end, merging with a free tail
   block; best fit prefers a non-tail block over the growable tail block.
 - Not modelled: release of cached blocks back to the device (on OOM, on
@@ -81,7 +81,9 @@ MAX_NON_SPLIT_ROUNDING = 20 * MiB
 #: ``npu-smi info`` outputs show on Atlas A2 (910B2, no process running):
 #: 3197–3385 MiB of 65536 (https://github.com/vllm-project/vllm-ascend/issues/975,
 #: https://github.com/vllm-project/vllm-ascend/issues/4284), rounded up to 3.5 GiB.
-#: HCCL communication buffers come on top (see :data:`HCCL_BUFFSIZE_DEFAULT`).
+#: The process's own runtime context (kernels, workspace) is not in that figure
+#: and not publicly documented; the 3.5 GiB keeps ~0.2 GiB for it, also unverified.
+#: HCCL communication buffers come on top (see :func:`hccl_buffer_bytes`).
 #: Override it per run (``fit --runtime-reserve``) when you have measured your machine.
 RUNTIME_RESERVE_BYTES = 3584 * MiB
 RUNTIME_RESERVE_VERIFIED = False
@@ -91,11 +93,28 @@ RUNTIME_RESERVE_SOURCE = (
     "https://github.com/vllm-project/vllm-ascend/issues/4284, rounded up to 3.5 GiB"
 )
 
-#: ``HCCL_BUFFSIZE`` default (MB = MiB): the per-communicator buffer HCCL allocates
-#: outside the caching allocator.  Source: CANN environment-variable reference
-#: (HCCL_BUFFSIZE, default 200).  How many buffers a job holds depends on its
-#: communicators, so ``fit`` should count it per communicator, not per device.
+#: ``HCCL_BUFFSIZE`` default: 200 MB (treated as MiB).  HCCL allocates it outside the
+#: caching allocator, exclusively, and **each communicator (process group) takes
+#: 2 x HCCL_BUFFSIZE** (send + receive).  Source: CANN environment-variable reference,
+#: HCCL_BUFFSIZE (https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/maintenref/envvar/envref_07_0080.html).
 HCCL_BUFFSIZE_DEFAULT = 200 * MiB
+HCCL_BUFFSIZE_SOURCE = (
+    "https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/maintenref/envvar/envref_07_0080.html"
+)
+
+
+def hccl_buffer_bytes(communicators: int = 1, buffsize_mb: Optional[int] = None) -> int:
+    """Device bytes HCCL keeps for ``communicators`` process groups: ``2 * HCCL_BUFFSIZE``
+    each (``buffsize_mb`` in MB, default 200; see :data:`HCCL_BUFFSIZE_SOURCE`).
+    0 for a single-device job (no communicator).
+
+    >>> hccl_buffer_bytes(1) // MiB
+    400
+    """
+    if communicators < 0:
+        raise ValueError("communicators must be >= 0")
+    size = HCCL_BUFFSIZE_DEFAULT if buffsize_mb is None else int(buffsize_mb) * MiB
+    return 2 * size * int(communicators)
 
 
 @dataclass(frozen=True)
@@ -103,7 +122,10 @@ class Settings:
     """Allocator options, as ``PYTORCH_NPU_ALLOC_CONF`` sets them (defaults = torch_npu's).
 
     ``expandable_segments``: virtual-memory segments (default False).
-    ``large_segment_size``: bytes; ``large_segment_size_mb`` / ``segment_size_mb`` (default 20 MiB).
+    ``large_segment_size``: bytes; ``large_segment_size_mb`` (default 20 MiB): segment of
+    1–10 MiB requests, and the large-pool page with expandable segments.
+    ``segment_size``: bytes or None; deprecated ``segment_size_mb``: the large-pool page with
+    expandable segments only, used when ``large_segment_size`` is left at 20 MiB.
     ``max_split_size``: bytes or None (unlimited, the default); ``max_split_size_mb``.
     ``max_non_split_rounding_size``: bytes; ``max_non_split_rounding_mb`` (default 20 MiB).
     ``roundup_power2_divisions``: 0/1 = plain 512-byte rounding (default), else the division count.
@@ -115,6 +137,7 @@ class Settings:
 
     expandable_segments: bool = False
     large_segment_size: int = LARGE_BUFFER
+    segment_size: Optional[int] = None
     max_split_size: Optional[int] = None
     max_non_split_rounding_size: int = MAX_NON_SPLIT_ROUNDING
     roundup_power2_divisions: int = 0
@@ -165,11 +188,11 @@ class Settings:
                     changes["page_size_1g"] = val.lower() in ("1g", "1gb")
             except ValueError:
                 raise AscendifyError(f"PYTORCH_NPU_ALLOC_CONF: bad value '{val}' for {key}") from None
-        # large_segment_size_mb wins over segment_size_mb (PYTORCH_NPU_ALLOC_CONF.md)
+        # large_segment_size_mb wins over segment_size_mb (get_custom_expandable_segment_size)
         if large_mb is not None:
             changes["large_segment_size"] = large_mb * MiB
-        elif seg_mb is not None:
-            changes["large_segment_size"] = seg_mb * MiB
+        if seg_mb is not None:
+            changes["segment_size"] = seg_mb * MiB
         return replace(s, **changes)  # type: ignore[arg-type]
 
     @classmethod
@@ -184,6 +207,12 @@ class Settings:
             if _version_tuple(cann_version) >= (9, 1, 0):
                 pad = 0
         return cls(pad_bytes=pad, **kwargs)
+
+    def expandable_page(self) -> int:
+        """Large-pool mapping granularity with expandable segments (bytes)."""
+        if self.large_segment_size != LARGE_BUFFER:
+            return self.large_segment_size
+        return self.segment_size or LARGE_BUFFER
 
 
 def _bool(val: str) -> bool:
@@ -318,6 +347,7 @@ class AllocatorModel:
         self._pools = (_Pool(True), _Pool(False))
         self._live: Dict[object, Tuple[_Block, int]] = {}
         self._nseg = 0
+        self._seg_sizes: Dict[Tuple[bool, int], int] = {}
         self.reserved = 0
         self.allocated = 0
         self.requested = 0
@@ -363,6 +393,7 @@ class AllocatorModel:
         self._reserve(alloc)
         self.segments += 1
         self._nseg += 1
+        self._seg_sizes[(pool.small, self._nseg)] = alloc
         return _Block(self._nseg, 0, alloc, pool)
 
     def _reserve(self, nbytes: int) -> None:
@@ -408,13 +439,16 @@ class AllocatorModel:
 
     def _grow(self, pool: _Pool, size: int) -> _Block:
         s = self.settings
-        page = SMALL_BUFFER if pool.small else (EXTRA_LARGE_BUFFER if s.page_size_1g else s.large_segment_size)
+        page = SMALL_BUFFER if pool.small else (EXTRA_LARGE_BUFFER if s.page_size_1g else s.expandable_page())
         tail = pool.tail
         have = tail.size if (tail is not None and not tail.allocated) else 0
-        need = size - have
+        # a free tail can already be big enough when best fit refused it (max_split_size);
+        # find_expandable_block then hands it out without mapping more
+        need = max(0, size - have)
         grow = page * ((need + page - 1) // page)
         start = pool.mapped
         pool.mapped += grow
+        self._seg_sizes[(pool.small, 0)] = pool.mapped
         self._reserve(grow)
         if tail is not None and not tail.allocated:
             pool.remove(tail)
@@ -457,6 +491,31 @@ class AllocatorModel:
                         pool.tail = b
                 b.size += nb.size
         pool.insert(b)
+
+    def check(self) -> None:
+        """Assert the model's invariants (for tests): the blocks of every segment tile
+        it exactly, linked in address order, no two free neighbours unmerged, reserved =
+        sum of segments, allocated = sum of live blocks."""
+        by_seg: Dict[Tuple[bool, int], List[_Block]] = {}
+        live = [b for b, _ in self._live.values() if b is not None]
+        free = [b for pool in self._pools for b in pool.blocks.values()]
+        assert all(b.allocated for b in live) and not any(b.allocated for b in free)
+        for b in live + free:
+            by_seg.setdefault((b.pool.small, b.seg), []).append(b)
+        assert sorted(by_seg) == sorted(self._seg_sizes), "segment without blocks"
+        for key, blocks in by_seg.items():
+            blocks.sort(key=lambda x: x.addr)
+            pos = 0
+            for i, b in enumerate(blocks):
+                assert b.addr == pos, f"gap/overlap in segment {key} at {pos}"
+                assert b.prev is (blocks[i - 1] if i else None)
+                assert b.next is (blocks[i + 1] if i + 1 < len(blocks) else None)
+                if i and not b.allocated:
+                    assert blocks[i - 1].allocated, "unmerged free neighbours"
+                pos += b.size
+            assert pos == self._seg_sizes[key], f"segment {key} not tiled"
+        assert self.reserved == sum(self._seg_sizes.values())
+        assert self.allocated == sum(b.size for b in live)
 
     @property
     def cached(self) -> int:
