@@ -42,7 +42,8 @@ class Pin:
 
     @property
     def exact(self) -> bool:
-        return bool(re.match(r"^\s*(===?|~=)\s*[\w.*+!]+\s*$", self.spec)) or ("<" in self.spec and ">" in self.spec)
+        """``==``, ``===`` or ``~=`` (one release line); a range is not exact."""
+        return bool(re.match(r"^\s*(===?|~=)\s*[\w.*+!]+\s*$", self.spec))
 
 
 @dataclass(frozen=True)
@@ -280,8 +281,8 @@ def _known_torch() -> List[str]:
 
 def torch_npu_for_pin(pin: Pin) -> Optional[str]:
     """The torch_npu line for a pinned torch: the newest torch with a torch_npu line that
-    satisfies the pin (its torch_npu X.Y.Z has the same number).  For a lower bound only
-    (``torch>=2.1``) the recommended release when it satisfies it.  None when nothing fits."""
+    satisfies the pin (its torch_npu X.Y.Z has the same number).  For a range (``torch>=2.1``,
+    ``^2.1``) the recommended release when it satisfies it.  None when nothing fits."""
     from ascendify.doctor.pyenv import spec_matches
 
     if not pin.spec:
@@ -318,7 +319,7 @@ def resolve(cli_value: Optional[str] = None, config_value: Optional[str] = None,
         for pin in ordered:
             rel = torch_npu_for_pin(pin)
             if rel:
-                how = "" if rel != recommended_release() or pin.exact else " (not a pin; the recommended release satisfies it)"
+                how = "" if rel != recommended_release() or pin.exact else " (a range, not a pin; the recommended release satisfies it)"
                 return TargetRelease(rel, f"from {_rel(pin.file, root)}: torch{pin.spec}{how}", "pin")
         if ordered and ordered[0].spec:
             p = ordered[0]

@@ -21,7 +21,7 @@ else:  # pragma: no cover
 from ascendify import __version__
 from ascendify.config import Settings
 from ascendify.fix.run import FixRun
-from ascendify.output.summary import summarize
+from ascendify.output.summary import fix_state, summarize
 from ascendify.rules.registry import load_rules
 from ascendify.scan.engine import ScanResult
 from ascendify.scan.finding import Finding
