@@ -21,7 +21,7 @@ else:  # pragma: no cover
 from ascendify import __version__
 from ascendify.config import Settings
 from ascendify.fix.run import FixRun
-from ascendify.output.summary import fix_state, summarize
+from ascendify.output.summary import summarize
 from ascendify.rules.registry import load_rules
 from ascendify.scan.engine import ScanResult
 from ascendify.scan.finding import Finding
@@ -150,7 +150,8 @@ def build_report(
         "tool": {"name": "ascendify", "version": __version__},
         "generated": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "project": {"path": project, "name": os.path.basename(os.path.abspath(project)) or project, "migrated_copy": migrated_dir},
-        "settings": {"target": settings.target, "torch_npu": settings.torch_npu, "chip": settings.chip,
+        "settings": {"target": settings.target, "torch_npu": settings.torch_npu,
+                     "torch_npu_reason": getattr(settings, "torch_npu_reason", ""), "chip": settings.chip,
                      "select": settings.select, "ignore": settings.ignore, "unsafe_fixes": settings.unsafe_fixes},
         "summary": summary,
         "plan": plan,
