@@ -67,7 +67,7 @@ def default_reason() -> str:
 # ----------------------------------------------------------------------------- pins
 _REQ_LINE = re.compile(r"^\s*(?:py)?torch\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:===?|~=|!=|>=|<=|>|<)[^;#@]*)?(?:;[^#]*)?(?:#.*)?$", re.I)
 _URL_PIN = re.compile(r"^\s*torch\s*@\s*\S*?/torch-(?P<v>\d+\.\d+(?:\.\d+)?)", re.I)
-_CONDA_PIN = re.compile(r"^\s*-\s*(?:pytorch|torch)\s*(?P<op>==|=)\s*(?P<v>[\w.*+]+)", re.I)
+_CONDA_PIN = re.compile(r"^\s*-\s*['\"]?(?:pytorch|torch)(?![\w-])\s*(?P<spec>[<>=!~][^#'\"]*)?['\"]?\s*(?:#.*)?$", re.I)
 _PIP_IN_YAML = re.compile(r"^\s*-\s*(?P<req>torch\b.*)$", re.I)
 
 
@@ -188,14 +188,30 @@ def _environment_yml(path: str) -> Iterator[Pin]:
     for line in lines:
         m = _CONDA_PIN.match(line)
         if m:
-            v = m.group("v")
-            yield Pin(path, f"=={v}" if m.group("op") == "==" or "*" in v or v.count(".") >= 2 else f"=={v}.*", line.strip())
+            yield Pin(path, _conda_spec(m.group("spec") or ""), line.strip())
             continue
         m = _PIP_IN_YAML.match(line)
         if m:
             pin = _from_requirement(m.group("req"), path)
             if pin:
                 yield pin
+
+
+def _conda_spec(spec: str) -> str:
+    """A conda match spec (``=2.1`` is 2.1.*, ``==2.1.0``, ``>=1.13``, ``2.1.0=py310_cu118``'s
+    build string dropped) as a PEP 440 specifier."""
+    parts = []
+    for part in spec.replace(" ", "").split(","):
+        if not part:
+            continue
+        m = re.match(r"^(==|>=|<=|!=|~=|>|<|=)([\w.*+]+)", part)
+        if not m:
+            continue
+        op, v = m.groups()
+        if op == "=":
+            op, v = "==", (v if v.endswith("*") or v.count(".") >= 2 else v + ".*")
+        parts.append(op + re.sub(r"\+[\w.]+$", "", v))
+    return ",".join(parts)
 
 
 def _pipfile(path: str) -> Iterator[Pin]:
