@@ -63,7 +63,7 @@ def test_index_counts_equal_json_and_every_finding_is_at_its_line(tmp_path, proj
     index = (rep / "index.html").read_text()
     s = doc["summary"]
     assert f'<div class="num" id="total-findings">{s["findings"]}</div>' in index
-    assert f'<div class="num">{s["fixed"]}</div><div>fixed automatically' in index
+    assert f'<div class="num" id="fixed-count">{s["fixed"]}</div><div>fixed automatically' in index
     pages = {f["path"]: f["page"] for f in s["files"]}
     for d in doc["findings"]:
         page = (rep / pages[d["path"]]).read_text()

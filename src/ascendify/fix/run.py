@@ -47,10 +47,13 @@ class FixRun:
     errors: list = field(default_factory=list)  # (path, message): files left unchanged
     problems: list = field(default_factory=list)  # (path, message): files missing from the --output copy
     lines: dict = field(default_factory=dict)  # id(remaining finding) -> (source_line, migrated_line)
+    counts: dict = field(default_factory=dict)  # output.summary.fix_counts of the scan the run started from
+    fixed_ids: set = field(default_factory=set)  # id() of the scan's findings the run fixed (output.summary.fixed_by_run)
 
     def stats(self) -> dict:
         return {"applied": len(self.changes), "files_changed": len(self.files_changed),
-                "remaining": len(self.remaining), "unsafe_skipped": self.unsafe_skipped}
+                "remaining": len(self.remaining), "unsafe_skipped": self.unsafe_skipped,
+                "fixed": self.counts.get("fixed", len(self.changes))}
 
     def remaining_entry(self, f: Finding) -> dict:
         """A remaining finding as in the JSON change log: ``Finding.to_dict()`` plus
@@ -69,7 +72,7 @@ class FixRun:
         w = csv.DictWriter(buf, fieldnames=CHANGELOG_FIELDS, lineterminator="\n")
         w.writeheader()
         w.writerows({k: text_safe(v) if isinstance(v, str) else v for k, v in row.items()} for row in self.changes)
-        doc = {"changes": self.changes, "remaining": [self.remaining_entry(f) for f in self.remaining]}
+        doc = {"summary": self.counts, "changes": self.changes, "remaining": [self.remaining_entry(f) for f in self.remaining]}
         try:
             atomic_write(csv_path, buf.getvalue().encode("utf-8"))
             atomic_write(base + ".json", (json_text(doc) + "\n").encode("utf-8"))
@@ -500,6 +503,11 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
         if out.diff is not None:
             diffs.append(out.diff)
     run.remaining.sort(key=Finding.sort_key)
+    from ascendify.output.summary import fix_counts, fixed_by_run, fixed_sentence
+
+    run.fixed_ids = fixed_by_run(result.findings, run)
+    run.counts = fix_counts(result.findings, settings.unsafe_fixes, run.fixed_ids)
+    run.counts["text"] = fixed_sentence(run.counts)
     run.diff = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diffs)
     if mode == "output":
         _write_output(paths, out_dir, written, run, changelog or os.path.join(out_dir, "ascendify-changes.csv"))

@@ -58,7 +58,7 @@ def summary_text(s: dict[str, Any]) -> list[str]:
     lines = [
         f"Found {s['findings']} finding(s) in {sum(1 for f in s['files'] if f['findings'])} of {s['files_scanned']} file(s): {sev}.",
         f"By category: {cat}.",
-        f"Auto-fixable: {s['fixable']} ({s['fixable_share']:.0%}); {s['fixable_safe']} with safe fixes [*], the rest with --unsafe-fixes [-].",
+        s.get("fixed_text") or f"Auto-fixable: {s['fixable']} ({s['fixable_share']:.0%}).",
         "Effort per file:",
     ]
     for f in s["files"]:

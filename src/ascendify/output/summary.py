@@ -3,21 +3,92 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Optional
 
 from ascendify.scan.finding import SEVERITIES, Finding
 
 EFFORTS = ("none", "low", "medium", "high")
 
+# --------------------------------------------------------------------------- "fixed": one definition
+FIX_STATES = ("fixed", "unsafe", "manual")
+"""What happens to a finding: ``fixed`` — ``ascendify fix`` rewrites it (with the run's settings, or,
+after a fix run, the run did rewrite it); ``unsafe`` — it has a fix that needs ``--unsafe-fixes``
+and was not applied; ``manual`` — no automatic fix (or one that did not apply).  A finding that is
+not ``fixed`` needs a person.  Scan's summary, the fix run's change log and the report all count
+with :func:`fix_state` / :func:`fix_counts`, so their numbers agree."""
 
-def file_effort(findings: list[Finding]) -> tuple[str, str]:
-    """(effort, reasoning) for one file's findings.
 
-    none: nothing to change.  low: every finding has a safe automatic fix, or
-    what remains is a few info/warning findings or fixes needing ``--unsafe-fixes``.  medium: up to 5 error/silent findings
-    need a person, or many warnings.  high: more than 5 error/silent findings
-    need a person, a parse error, or third-party CUDA code (kernels, CUDA-only
-    libraries) that has to be replaced.
+def finding_key(f: Finding) -> tuple:
+    """Where a finding is, as the change log records it: (file, cell, line, code); line is the
+    notebook cell's line for notebooks (the change log's ``source_line``)."""
+    return (f.path, f.cell if f.cell is not None else "", f.cell_line or f.line, f.code)
+
+
+def fixed_by_run(findings: list[Finding], run) -> set:
+    """``id()`` of each finding of ``findings`` (the scan a fix run started from) whose fix the
+    run applied, in any pass: matched by the change log's rows (file, cell, source line, code;
+    several findings of one rule on one line take as many rows as there are)."""
+    rows: dict = {}
+    for c in run.changes:
+        k = (c["file"], c["cell"], c["source_line"], c["code"])
+        rows[k] = rows.get(k, 0) + 1
+    out = set()
+    for f in sorted((f for f in findings if f.fix is not None), key=Finding.sort_key):
+        k = finding_key(f)
+        if rows.get(k, 0) > 0:
+            rows[k] -= 1
+            out.add(id(f))
+    return out
+
+
+def fix_state(f: Finding, unsafe_fixes: bool = False, fixed: Optional[set] = None) -> str:
+    """The finding's :data:`FIX_STATES` entry.  ``fixed``: ids from :func:`fixed_by_run` after a
+    fix run; None = what ``ascendify fix`` would do (safe fixes, and unsafe ones with ``unsafe_fixes``)."""
+    if f.fix is None:
+        return "manual"
+    if fixed is not None:
+        if id(f) in fixed:
+            return "fixed"
+        return "manual" if f.fix.safe or unsafe_fixes else "unsafe"
+    return "fixed" if f.fix.safe or unsafe_fixes else "unsafe"
+
+
+def fix_counts(findings: list[Finding], unsafe_fixes: bool = False, fixed: Optional[set] = None) -> dict[str, Any]:
+    """Counts by :func:`fix_state`: ``findings``, ``fixed``, ``fixed_share`` (0–1, 3 decimals),
+    ``open`` (need a person: findings − fixed), of which ``unsafe`` (fixable with --unsafe-fixes)
+    and ``manual``; ``done`` is True after a fix run (``fixed`` given), False for a plan."""
+    states = Counter(fix_state(f, unsafe_fixes, fixed) for f in findings)
+    n = len(findings)
+    return {"findings": n, "fixed": states["fixed"], "fixed_share": round(states["fixed"] / n, 3) if n else 0.0,
+            "open": n - states["fixed"], "unsafe": states["unsafe"], "manual": states["manual"], "done": fixed is not None}
+
+
+def fixed_sentence(c: dict[str, Any]) -> str:
+    """One sentence for :func:`fix_counts`, the same in scan's summary, the fix run and the report."""
+    n = c["findings"]
+    head = (f"{c['fixed']} of {n} finding(s) fixed automatically ({c['fixed_share']:.0%})" if c["done"]
+            else f"`ascendify fix` fixes {c['fixed']} of {n} finding(s) automatically ({c['fixed_share']:.0%})")
+    tail = f"; {c['open']} need a person"
+    if c["unsafe"]:
+        tail += f" ({c['unsafe']} of them fixable with --unsafe-fixes)"
+    return head + tail + "."
+
+
+# --------------------------------------------------------------------------- effort: one definition
+HEAVY_CATEGORIES = frozenset({"amp", "compile", "third-party", "distributed"})
+"""Categories whose manual findings mean rewriting code, not renaming a call: replacing apex or
+another CUDA-only library, porting AMP, choosing a torch.compile backend, re-plumbing collectives."""
+
+
+def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Optional[set] = None) -> tuple[str, str]:
+    """(effort, reasoning) for one file's findings, from :func:`fix_state`.
+
+    none: nothing to change.  high: a parse error or CUDA-only third-party code (error/silent)
+    to replace, more than 5 error/silent findings left for a person, or manual warnings or
+    errors in 3 or more categories.  medium: any error/silent finding left for a person, more than 5 left,
+    or manual warnings in a category that means rewriting code (:data:`HEAVY_CATEGORIES`:
+    apex, AMP, torch.compile, collectives) or in 2 categories.  low: everything else — all
+    fixed, or a few notes/warnings in one category and fixes to review.
     """
     if not findings:
         return "none", "no findings"
@@ -26,31 +97,51 @@ def file_effort(findings: list[Finding]) -> tuple[str, str]:
         return f"{k} {one if k == 1 else many}"
 
     n = len(findings)
-    safe = [f for f in findings if f.fix is not None and f.fix.safe]
-    unsafe = [f for f in findings if f.fix is not None and not f.fix.safe]
-    manual = [f for f in findings if f.fix is None]
+    states = [(f, fix_state(f, unsafe_fixes, fixed)) for f in findings]
+    done = [f for f, st in states if st == "fixed"]
+    unsafe = [f for f, st in states if st == "unsafe"]
+    manual = [f for f, st in states if st == "manual"]
     manual_severe = [f for f in manual if f.severity in ("error", "silent")]
+    manual_warn = [f for f in manual if f.severity == "warning"]
     ext = [f for f in manual if f.category == "parse" or (f.category == "third-party" and f.severity in ("error", "silent"))]
-    head = f"{count(n, 'finding', 'findings')}, {len(safe)} fixed safely by `ascendify fix`"
+    acts = manual_severe + manual_warn  # manual findings to act on (info findings are notes)
+    cats = sorted({f.category for f in acts})
+    heavy = sorted({f.category for f in manual_warn + manual_severe if f.category in HEAVY_CATEGORIES})
+    verb = "fixed by `ascendify fix`" if fixed is not None else "fixed safely by `ascendify fix`" if not unsafe_fixes else "fixed by `ascendify fix`"
+    head = f"{count(n, 'finding', 'findings')}, {len(done)} {verb}"
     if unsafe:
         head += f", {len(unsafe)} more with `--unsafe-fixes`"
+
+    def codes(fs: list) -> str:
+        return ", ".join(sorted({f.code for f in fs}))
+
     if ext:
-        codes = sorted({f.code for f in ext})
-        return "high", f"{head}; {count(len(ext), 'needs', 'need')} CUDA-only code replaced or the file repaired ({', '.join(codes)})"
+        return "high", f"{head}; {count(len(ext), 'needs', 'need')} CUDA-only code replaced or the file repaired ({codes(ext)})"
     if len(manual_severe) > 5:
         return "high", f"{head}; {len(manual_severe)} error/silent findings need manual changes"
+    if len(cats) >= 3:
+        return "high", f"{head}; {len(acts)} findings need manual work in {len(cats)} areas ({', '.join(cats)}: {codes(acts)})"
     if manual_severe:
-        return "medium", f"{head}; {count(len(manual_severe), 'error/silent finding needs', 'error/silent findings need')} manual changes"
+        return "medium", f"{head}; {count(len(manual_severe), 'error/silent finding needs', 'error/silent findings need')} manual changes ({codes(manual_severe)})"
     if len(manual) > 5:
         return "medium", f"{head}; {len(manual)} warning/info findings to review by hand"
+    if heavy:
+        return "medium", f"{head}; code to rewrite by hand ({', '.join(heavy)}: {codes([f for f in manual_warn if f.category in heavy])})"
+    if len({f.category for f in manual_warn}) >= 2:
+        return "medium", f"{head}; warnings to act on by hand in {len({f.category for f in manual_warn})} areas ({codes(manual_warn)})"
     if manual or unsafe:
         rest = len(manual) + len(unsafe)
         return "low", f"{head}; {count(rest, 'finding', 'findings')} to review"
     return "low", f"{head}; nothing left for a person"
 
 
-def summarize(findings: list[Finding], files: list[str], lines: dict | None = None) -> dict[str, Any]:
-    """The summary dict shared by text and JSON output (schema in docs/output.md)."""
+def summarize(findings: list[Finding], files: list[str], lines: dict | None = None,
+              unsafe_fixes: bool = False, fixed: Optional[set] = None) -> dict[str, Any]:
+    """The summary dict shared by text and JSON output (schema in docs/output.md).
+
+    ``fixed``/``fixed_share``/``open``/``unsafe`` and each file's ``fixed``/``remaining``/``effort``
+    come from :func:`fix_counts` / :func:`file_effort`: what ``ascendify fix`` would do
+    (``fixed`` None), or what a fix run did (``fixed`` from :func:`fixed_by_run`)."""
     per_file: dict[str, list[Finding]] = defaultdict(list)
     for f in findings:
         per_file[f.path].append(f)
@@ -62,18 +153,22 @@ def summarize(findings: list[Finding], files: list[str], lines: dict | None = No
     files_out = []
     for path in sorted(set(files) | set(per_file)):
         fs = per_file.get(path, [])
-        effort, why = file_effort(fs)
+        effort, why = file_effort(fs, unsafe_fixes, fixed)
+        fc = fix_counts(fs, unsafe_fixes, fixed)
         files_out.append(
             {
                 "path": path,
                 "lines": (lines or {}).get(path),
                 "findings": len(fs),
                 "fixable": sum(1 for f in fs if f.fix is not None),
+                "fixed": fc["fixed"],
+                "remaining": fc["open"],
                 "by_severity": {s: c for s, c in Counter(f.severity for f in fs).items()},
                 "effort": effort,
                 "effort_reason": why,
             }
         )
+    counts = fix_counts(findings, unsafe_fixes, fixed)
     return {
         "files_scanned": len(files),
         "lines_scanned": sum((lines or {}).values()),
@@ -81,6 +176,12 @@ def summarize(findings: list[Finding], files: list[str], lines: dict | None = No
         "fixable": fixable,
         "fixable_safe": safe,
         "fixable_share": round(fixable / len(findings), 3) if findings else 0.0,
+        "fixed": counts["fixed"],
+        "fixed_share": counts["fixed_share"],
+        "open": counts["open"],
+        "unsafe": counts["unsafe"],
+        "fixed_done": counts["done"],
+        "fixed_text": fixed_sentence(counts),
         "by_severity": {s: by_sev.get(s, 0) for s in reversed(SEVERITIES)},
         "by_category": dict(sorted(by_cat.items())),
         "by_code": dict(sorted(by_code.items())),

@@ -21,13 +21,13 @@ else:  # pragma: no cover
 from ascendify import __version__
 from ascendify.config import Settings
 from ascendify.fix.run import FixRun
-from ascendify.output.summary import summarize
+from ascendify.output.summary import fix_state, summarize
 from ascendify.rules.registry import load_rules
 from ascendify.scan.engine import ScanResult
 from ascendify.scan.finding import Finding
 
 SCHEMA = "ascendify-report/1"
-SECTIONS = ("doctor", "probe", "diagnose", "profile", "compare", "export")
+SECTIONS = ("doctor", "probe", "diagnose", "profile", "compare", "export", "fit")
 
 
 def load_plan() -> list[dict]:
@@ -70,10 +70,6 @@ class LineDiff:
         return "\n".join(out) or None
 
 
-def _finding_key(f: Finding) -> tuple:
-    return (f.path, f.line, f.col, f.code)
-
-
 def build_report(
     project: str,
     result: ScanResult,
@@ -88,33 +84,27 @@ def build_report(
     that tool's JSON result, or to ``{"status": "not run", "reason": …}``.
     """
     rules = load_rules()
-    applied = {_finding_key(f) for f in (fixrun.applied if fixrun else [])}
+    applied = fixrun is not None  # a migrate report: the fixes went into the migrated copy; else the plan
+    fixed_ids = fixrun.fixed_ids if fixrun else None
     diffs = {rel: LineDiff(old, new) for rel, (old, new) in (fixrun.texts.items() if fixrun else [])}
     findings = []
     import_shown: set = set()
     for f in result.findings:
         d = f.to_dict()
-        d["fixed"] = _finding_key(f) in applied
+        d["fix_state"] = fix_state(f, settings.unsafe_fixes, fixed_ids)
+        d["fixed"] = d["fix_state"] == "fixed"  # with fixes_applied False: what `ascendify fix` would fix
         d["rule_page"] = f"rules/{f.code}.html"
         d["diff"] = None
-        if d["fixed"] and f.path in diffs:
+        if applied and d["fixed"] and f.path in diffs:
             adds = bool(f.fix and any(e.kind in ("add_import", "add_prelude") for e in f.fix.edits)) and f.path not in import_shown
             if adds:
                 import_shown.add(f.path)  # the added import is shown once per file, with its first finding
             d["diff"] = diffs[f.path].for_lines(f.line, f.end_line, adds)
         d["where"] = f"{f.path}:cell {f.cell}:{f.cell_line}" if f.cell else f"{f.path}:{f.line}"
         findings.append(d)
-    summary = summarize(result.findings, result.files, result.lines)
-    fixed_per_file: dict[str, int] = {}
-    for d in findings:
-        if d["fixed"]:
-            fixed_per_file[d["path"]] = fixed_per_file.get(d["path"], 0) + 1
+    summary = summarize(result.findings, result.files, result.lines, settings.unsafe_fixes, fixed_ids)
     for i, fdoc in enumerate(summary["files"]):
         fdoc["page"] = f"files/{i}.html"
-        fdoc["fixed"] = fixed_per_file.get(fdoc["path"], 0)
-        fdoc["remaining"] = fdoc["findings"] - fdoc["fixed"]
-    summary["fixed"] = sum(fixed_per_file.values())
-    summary["fixed_share"] = round(summary["fixed"] / len(findings), 3) if findings else 0.0
     plan = []
     steps = load_plan()
     step_of = {}
@@ -127,11 +117,13 @@ def build_report(
         d["step"] = step_of.get(id(d))
     for n, step in enumerate(steps, 1):
         mine = [d for d in findings if d["step"] == n]
+        command = step.get("command", "").replace("PROJECT", project)
+        extra = step.get("command_migrated" if applied else "command_scan", "").replace("PROJECT", project)
         plan.append({
             "step": n,
             "title": step["title"],
             "why": step["why"],
-            "command": step.get("command", "").replace("PROJECT", project),
+            "command": command + (f"   ({extra})" if extra else ""),
             "note": "",
             "codes": sorted({d["code"] for d in mine}),
             "findings": len(mine),
@@ -140,8 +132,9 @@ def build_report(
             "severe_open": sum(1 for d in mine if not d["fixed"] and d["severity"] in ("error", "silent")),
         })
         st = plan[-1]
-        # todo: error/silent findings open; review: only warnings/info open; done: all fixed;
-        # unknown: the scan has nothing to say (the step needs a run on the NPU host)
+        # todo: error/silent findings open; review: only warnings/info open; done: all fixed (by the
+        # run, or — without one — by `ascendify fix`); unknown: the scan has nothing to say (the step
+        # needs a run on the NPU host)
         st["status"] = "todo" if st["severe_open"] else "review" if st["open"] else "done" if st["findings"] else "unknown"
     _environment_status(plan[0], (sections or {}).get("doctor"))
     used_rules = sorted({d["code"] for d in findings})
@@ -150,6 +143,8 @@ def build_report(
         "tool": {"name": "ascendify", "version": __version__},
         "generated": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "project": {"path": project, "name": os.path.basename(os.path.abspath(project)) or project, "migrated_copy": migrated_dir},
+        "fixes_applied": applied,
+        "kind": "migrate" if applied else "scan",
         "settings": {"target": settings.target, "torch_npu": settings.torch_npu,
                      "torch_npu_reason": getattr(settings, "torch_npu_reason", ""), "chip": settings.chip,
                      "select": settings.select, "ignore": settings.ignore, "unsafe_fixes": settings.unsafe_fixes},
@@ -167,7 +162,9 @@ def _environment_status(step: dict, doctor: Any) -> None:
     """Step 1 (environment) is judged by ``ascendify doctor``'s result, not by the scan."""
     step["note"] = ""
     if not isinstance(doctor, dict) or doctor.get("status") == "not run" or "checks" not in doctor:
-        step["note"] = "doctor did not run; run `ascendify doctor` on the Ascend host"
+        why = doctor.get("reason") if isinstance(doctor, dict) and doctor.get("reason") else "doctor did not run"
+        step["note"] = (f"{why}; run `ascendify doctor --format json -o doctor.json` on the Ascend host and add it with "
+                        "`ascendify report --include doctor.json`")
         return
     fails = [c for c in doctor["checks"] if c.get("status") == "fail"]
     warns = [c for c in doctor["checks"] if c.get("status") == "warn"]
@@ -185,11 +182,54 @@ def _environment_status(step: dict, doctor: Any) -> None:
         step["note"] = "doctor: every check passed"
 
 
-def load_section_file(path: str) -> tuple[str, Any]:
-    """Read another command's JSON output (``--include``) and guess its section name.
+def recognise(data: Any) -> Optional[str]:
+    """The section a command's JSON result belongs to, from its content (schema marker, or the
+    keys that command always writes), or None when no ascendify command writes such a document.
 
-    The name comes from a ``"tool"``/``"command"`` field, else from the file
-    name (``doctor.json`` → ``doctor``).  Raises ``ValueError`` with a one-line
+    doctor (``"schema": "ascendify.doctor/…"``), scan / fix / migrate / baseline (``"tool":
+    "ascendify"`` with ``"command"``, or scan's findings + summary.files_scanned), diagnose
+    (findings with evidence + summary.root_cause), probe (classification + ops + verdict), profile
+    (kernels + step_time), profile-compare (gpu_trace + npu_trace), compare (verdict + thresholds
+    + rows), export (onnx + atc_command), fit (peak_bytes + fits), report (``ascendify-report/…``).
+    """
+    if not isinstance(data, dict):
+        return None
+    schema = str(data.get("schema", ""))
+    if schema.startswith("ascendify.doctor/") or {"checks", "stack_present"} <= data.keys():
+        return "doctor"
+    if schema.startswith("ascendify-report/"):
+        return "report"
+    if data.get("tool") == "ascendify" and isinstance(data.get("command"), str):
+        return data["command"]
+    keys = data.keys()
+    summ = data.get("summary") if isinstance(data.get("summary"), dict) else {}
+    if {"findings", "summary"} <= keys and "files_scanned" in summ:
+        return "scan"
+    if {"findings", "summary"} <= keys and ("root_cause" in summ or "first_error" in summ):
+        return "diagnose"
+    if {"classification", "ops", "verdict"} <= keys:
+        return "probe"
+    if {"gpu_trace", "npu_trace"} <= keys:
+        return "profile-compare"
+    if {"kernels", "step_time"} <= keys:
+        return "profile"
+    if {"verdict", "thresholds", "rows"} <= keys:
+        return "compare"
+    if {"onnx", "atc_command"} <= keys:
+        return "export"
+    if {"peak_bytes", "fits"} <= keys:
+        return "fit"
+    if isinstance(data.get("command"), str) and data["command"] in SECTIONS:  # older results named themselves
+        return data["command"]
+    return None
+
+
+def load_section_file(path: str) -> tuple[Optional[str], Any]:
+    """Read another command's JSON output (``--include``) and recognise it by its content
+    (:func:`recognise`; the file name plays no part).
+
+    Returns ``(section name or None, data)``: None when no ascendify command writes such a
+    document (the caller warns and leaves it out).  Raises ``ValueError`` with a one-line
     message for unreadable or non-JSON files.
     """
     try:
@@ -199,12 +239,13 @@ def load_section_file(path: str) -> tuple[str, Any]:
         raise ValueError(f"{path}: cannot read ({exc.strerror})")
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); pass the file written by --format json")
-    name = None
-    if isinstance(data, dict):
-        for key in ("command", "section", "kind"):
-            if isinstance(data.get(key), str) and data[key] in SECTIONS:
-                name = data[key]
-    if name is None:
-        base = os.path.splitext(os.path.basename(path))[0].lower()
-        name = next((s for s in SECTIONS if s in base), base)
-    return name, data
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text; pass the file written by --format json")
+    return recognise(data), data
+
+
+def add_sections(doc: dict[str, Any], sections: dict[str, Any]) -> None:
+    """Add ``sections`` to a report document and judge step 1 again from a doctor result among them."""
+    doc.setdefault("sections", {}).update(sections)
+    if "doctor" in sections and doc.get("plan"):
+        _environment_status(doc["plan"][0], doc["sections"]["doctor"])

@@ -12,7 +12,7 @@ import click
 
 from ascendify.errors import AscendifyError
 from ascendify.fix.run import fix_tree, stale_output_warning
-from ascendify.report.build import build_report, load_section_file
+from ascendify.report.build import add_sections, build_report, load_section_file
 from ascendify.report.html import render_site
 from ascendify.fsutil import is_within
 from ascendify.options import (chip_option, emit, emit_json, input_option, out_dir_option, project_options, project_settings,
@@ -40,12 +40,23 @@ def _run_json_command(args: list[str], timeout: int) -> dict[str, Any]:
 
 
 def _includes(paths: tuple) -> dict[str, Any]:
+    """``--include`` files by section, each recognised by its content; a file no ascendify
+    command writes gets a one-line warning naming it and is left out."""
     out = {}
     for p in paths:
         try:
             name, data = load_section_file(p)
         except ValueError as exc:
             raise AscendifyError(str(exc))
+        if name is None:
+            click.echo(f"ascendify: warning: {p}: not a result of an ascendify command (doctor, probe, diagnose, profile, compare, "
+                       "export, fit, scan --format json); left out of the report", err=True)
+            continue
+        if name in ("report", "migrate"):
+            click.echo(f"ascendify: warning: {p}: a {name} result, not a section; left out (re-render a report with --from)", err=True)
+            continue
+        if name in out:
+            click.echo(f"ascendify: warning: {p}: a second {name} result; it replaces the first", err=True)
         out[name] = data
     return out
 
@@ -146,7 +157,7 @@ def report(project, from_json, include, out_dir, target, torch_npu, chip, fmt, o
             raise AscendifyError(f"{from_json}: not a readable report.json ({exc}); pass the file written by migrate")
         if doc.get("schema", "").split("/")[0] != "ascendify-report":
             raise AscendifyError(f"{from_json}: not an ascendify report (no 'schema': 'ascendify-report/…')")
-        doc.setdefault("sections", {}).update(_includes(include))
+        add_sections(doc, _includes(include))
     else:
         settings = project_settings((project,), (), (), (), (), (), target, torch_npu, chip, None, False, "never")
         result = _run_scan((project,), settings, None, False, None, quiet=fmt != "text")
