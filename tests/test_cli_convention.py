@@ -145,6 +145,18 @@ def test_format_json_is_valid_json(bundled, path):
     args = _runs(bundled)[path]
     doc = _json(run_cli(*args, "--format", "json", cwd=str(bundled["tmp"])))
     assert isinstance(doc, (dict, list)) and doc
+    _envelope(doc, path)
+
+
+def _envelope(doc, path):
+    """Every JSON report (but the `rules` list) starts with tool, version and command."""
+    from ascendify import __version__
+
+    if path == "rules":
+        assert isinstance(doc, list) and {"code", "name", "severity"} <= set(doc[0])
+        return
+    assert list(doc)[:3] == ["tool", "version", "command"], (path, list(doc)[:5])
+    assert (doc["tool"], doc["version"], doc["command"]) == ("ascendify", __version__, path)
 
 
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS if p not in ML_COMMANDS])
@@ -163,8 +175,10 @@ def test_ml_commands_format_json(tmp_path):
     doc = _json(run_cli("export", "tests.export.toy_models:cnn", "--input", "x:1,3,16,16:float32", "--onnx", str(onnx),
                         "--format", "json", cwd=REPO))
     assert onnx.is_file() and doc["onnx"].endswith("m.onnx")
+    _envelope(doc, "export")
     doc = _json(run_cli("probe", "tests.export.toy_models:cnn", "--input", "x:1,3,16,16:float32", "--format", "json", cwd=REPO))
     assert "classification" in doc
+    _envelope(doc, "probe")
     import numpy as np
 
     data = tmp_path / "data"
@@ -173,8 +187,10 @@ def test_ml_commands_format_json(tmp_path):
     npz = tmp_path / "b.npz"
     doc = _json(run_cli("baseline", "tests.export.toy_models:cnn", "--data", str(data), "--npz", str(npz), "--format", "json", cwd=REPO))
     assert npz.is_file() and doc["samples"] == 1
+    _envelope(doc, "baseline")
     doc = _json(run_cli("compare", str(npz), str(npz), "--format", "json", cwd=REPO))
     assert doc["verdict"] == "PASS"
+    _envelope(doc, "compare")
 
 
 # ----------------------------------------------------------------------------- old spellings

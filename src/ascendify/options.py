@@ -303,3 +303,15 @@ def emit_rendered(render: Callable, output_file: Optional[str], *args, **kwargs)
         emit(captured(render, *args, **kwargs), output_file)
     else:
         render(*args, **kwargs)
+
+
+def envelope(command: str, doc):
+    """Every JSON report starts with the same three keys: ``tool`` ("ascendify"), ``version``
+    and ``command`` (e.g. "scan", "profile analyze"); the command's own keys follow.  A list
+    (``rules``) is returned as it is."""
+    if not isinstance(doc, dict):
+        return doc
+    from ascendify import __version__
+
+    head = {"tool": "ascendify", "version": __version__, "command": command}
+    return {**head, **{k: v for k, v in doc.items() if k not in head}}

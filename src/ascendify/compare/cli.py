@@ -13,8 +13,9 @@ from typing import Any, Optional
 
 import click
 
+from ascendify import __version__
 from ascendify.errors import AscendifyError
-from ascendify.options import (captured, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, jobs_option,
+from ascendify.options import (captured, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, envelope, jobs_option,
                                plot_option, report_options)
 
 
@@ -40,7 +41,7 @@ def _console() -> Any:
 
 
 def _emit_json(data: Any, output_file: Optional[str]) -> None:
-    emit(json.dumps(data, indent=1, allow_nan=False) + "\n", output_file)
+    emit(json.dumps(envelope("compare", data), indent=1, allow_nan=False) + "\n", output_file)
 
 
 def _write_json(path: str, data: Any) -> None:
@@ -122,7 +123,7 @@ def baseline(model: str, data: str, npz_path: Optional[str], fmt: str, output_fi
                            pre=pre, limit=limit)
     nonfinite = [(s["sample"], o) for s in meta["samples"] for o, d in s["outputs"].items() if d["nonfinite"]]
     if fmt == "json":
-        emit(json.dumps({"tool": "ascendify", "command": "baseline", "npz": out, "model": model, "kind": meta["kind"],
+        emit(json.dumps({"tool": "ascendify", "version": __version__, "command": "baseline", "npz": out, "model": model, "kind": meta["kind"],
                          "samples": len(meta["samples"]), "outputs": list(meta["outputs"]),
                          "nonfinite": [f"{a}/{b}" for a, b in nonfinite]}, indent=1) + "\n", output_file)
         return 0

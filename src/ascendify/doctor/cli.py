@@ -9,7 +9,7 @@ from typing import Dict, Optional
 
 import click
 
-from ascendify.options import chip_option, emit, report_options
+from ascendify.options import chip_option, emit, envelope, report_options
 
 from ascendify.errors import AscendifyError
 
@@ -91,7 +91,7 @@ def doctor(root: str, fmt: str, output_file: Optional[str], deep: bool, chip: Op
                    timeout=timeout, deep_timeout=deep_timeout)
     report = run_doctor(opts)
     if fmt == "json":
-        emit(json.dumps(report.to_dict(strict), indent=2, ensure_ascii=False) + "\n", output_file)
+        emit(json.dumps(envelope("doctor", report.to_dict(strict)), indent=2, ensure_ascii=False) + "\n", output_file)
     else:
         color = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         emit(render_text(report, color=color, verbose=verbose, strict=strict) + "\n", output_file)

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import click
 
 from ascendify.errors import AscendifyError
-from ascendify.options import (chip_option, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, input_option,
+from ascendify.options import (chip_option, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, envelope, input_option,
                                report_options)
 
 @click.command("export")
@@ -71,7 +71,7 @@ def export(factory: str, inputs: tuple[str, ...], onnx_path: Optional[str], dyna
                        output_names=[s.strip() for s in output_names.split(",")] if output_names else None,
                        parity_cosine=parity_cosine)
     if fmt == "json":
-        emit(json.dumps(res.as_dict(), indent=1) + "\n", output_file)
+        emit(json.dumps(envelope("export", res.as_dict()), indent=1) + "\n", output_file)
         return 0 if res.ok else 1
     emit_rendered(_print, output_file, res)
     return 0 if res.ok else 1

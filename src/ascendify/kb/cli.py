@@ -9,7 +9,7 @@ from typing import Optional
 
 import click
 
-from ascendify.options import chip_option, emit, emit_rendered, report_options, torch_npu_option
+from ascendify.options import chip_option, emit, emit_rendered, envelope, report_options, torch_npu_option
 
 
 def default_release() -> "tuple[str, str]":
@@ -46,7 +46,7 @@ def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--torch-npu")
     if fmt == "json":
-        emit(json.dumps(res, ensure_ascii=False, indent=1) + "\n", output_file)
+        emit(json.dumps(envelope("ops", res), ensure_ascii=False, indent=1) + "\n", output_file)
     else:
         emit_rendered(render_text, output_file, res)
     return 0 if res["found"] else 1

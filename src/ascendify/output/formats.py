@@ -71,6 +71,7 @@ def render_json(findings: list[Finding], summary: dict[str, Any], settings: Opti
     doc = {
         "tool": "ascendify",
         "version": __version__,
+        "command": "scan",
         "settings": settings or {},
         "findings": [f.to_dict() for f in findings],
         "summary": summary,

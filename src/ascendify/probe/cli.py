@@ -7,7 +7,7 @@ from typing import Optional
 
 import click
 
-from ascendify.options import chip_option, deprecated_option, deprecated_value, emit, emit_rendered, input_option, report_options, torch_npu_option
+from ascendify.options import chip_option, deprecated_option, deprecated_value, emit, emit_rendered, envelope, input_option, report_options, torch_npu_option
 
 @click.command("probe", context_settings={"ignore_unknown_options": False})
 @click.argument("target", required=False)
@@ -68,7 +68,7 @@ def probe(target: Optional[str], script_args: tuple, inputs: tuple, inputs2: tup
     if json_copy:  # the old --output: a JSON copy beside the printed report
         emit(json.dumps(result, ensure_ascii=False, indent=1) + "\n", json_copy)
     if fmt == "json":
-        emit(json.dumps(result, ensure_ascii=False, indent=1) + "\n", output_file)
+        emit(json.dumps(envelope("probe", result), ensure_ascii=False, indent=1) + "\n", output_file)
     else:
         from ascendify.probe.report import render_text
         emit_rendered(render_text, output_file, result, all_ops=all_ops)

@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from ascendify.options import deprecated_option, deprecated_value, emit, plot_option, report_options
+from ascendify.options import deprecated_option, deprecated_value, emit, envelope, plot_option, report_options
 
 
 class DefaultGroup(click.Group):
@@ -157,7 +157,7 @@ def analyze_cmd(directory, top, fmt, output_file, plot, cann, skip_first_step) -
 
         write_chart(rep, chart, top)
         rep["chart"] = chart
-    text = json.dumps(rep, indent=2, ensure_ascii=False, default=str) + "\n" if fmt == "json" else render_text(rep)
+    text = json.dumps(envelope("profile analyze", rep), indent=2, ensure_ascii=False, default=str) + "\n" if fmt == "json" else render_text(rep)
     _emit(text, output_file)
     return 0
 
@@ -172,6 +172,6 @@ def compare_cmd(gpu_trace, npu_dir, top, fmt, output_file) -> int:
     from ascendify.profile.compare import compare, render_compare
 
     c = compare(gpu_trace, npu_dir, top)
-    text = json.dumps(c, indent=2, ensure_ascii=False) + "\n" if fmt == "json" else render_compare(c)
+    text = json.dumps(envelope("profile compare", c), indent=2, ensure_ascii=False) + "\n" if fmt == "json" else render_compare(c)
     _emit(text, output_file)
     return 0

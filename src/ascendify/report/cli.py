@@ -15,7 +15,7 @@ from ascendify.fix.run import fix_tree, stale_output_warning
 from ascendify.report.build import add_sections, build_report, load_section_file
 from ascendify.report.html import render_site
 from ascendify.fsutil import is_within
-from ascendify.options import (chip_option, emit, emit_json, input_option, out_dir_option, project_options, project_settings,
+from ascendify.options import (chip_option, emit, emit_json, envelope, input_option, out_dir_option, project_options, project_settings,
                                report_options, split_output_dir, target_option, torch_npu_option)
 from ascendify.scan.cli import _exit_code, _run_scan, report_fix_run, target_line
 
@@ -121,8 +121,8 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     s = report["summary"]
     paths = {"migrated_copy": migrated, "change_log": os.path.join(report_dir, "changes.csv"), "report": index}
     if fmt == "json":
-        emit_json({"tool": "ascendify", "command": "migrate", "summary": s, "paths": paths,
-                   "torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}, output_file)
+        emit_json(envelope("migrate", {"summary": s, "paths": paths,
+                   "torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}), output_file)
     else:
         emit(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {s['findings'] - s['fixed']} need a person\n"
              f"{target_line(settings)}\n"
@@ -167,7 +167,7 @@ def report(project, from_json, include, out_dir, target, torch_npu, chip, fmt, o
     except OSError as exc:
         raise AscendifyError(f"{out}: cannot write the report ({exc.strerror})")
     if fmt == "json":
-        emit_json({"tool": "ascendify", "command": "report", "report": index, "summary": doc.get("summary", {})}, output_file)
+        emit_json(envelope("report", {"report": index, "summary": doc.get("summary", {})}), output_file)
     else:
         emit(f"report: {index}\n", output_file)
     return 0
