@@ -17,7 +17,7 @@ from typing import Any, Optional
 from markupsafe import Markup, escape
 
 from ascendify.fsutil import atomic_write
-from ascendify.output.formats import rule_markdown
+from ascendify.output.rulepage import rule_page_markdown
 from ascendify.rules.registry import load_rules
 
 SECTION_ORDER = ("doctor", "probe", "diagnose", "profile")
@@ -166,7 +166,7 @@ def render_site(report: dict[str, Any], out_dir: str, source_base: str = ".") ->
         r = rules.get(code)
         if r is None:
             continue
-        html = rtpl.render(report=report, root="../", rule=r, body=Markup(_markdown(rule_markdown(r))))
+        html = rtpl.render(report=report, root="../", rule=r, body=Markup(_markdown(rule_page_markdown(r))))
         atomic_write(os.path.join(out_dir, "rules", f"{code}.html"), html.encode("utf-8"))
     atomic_write(os.path.join(out_dir, "report.json"), (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return index
