@@ -11,7 +11,7 @@ import click
 
 from ascendify.config import Settings
 from ascendify.errors import AscendifyError
-from ascendify.options import deprecated_option, deprecated_value, emit, out_dir_option, project_options, project_settings, report_options
+from ascendify.options import deprecated_option, deprecated_value, emit, envelope, out_dir_option, project_options, project_settings, report_options
 from ascendify.output import formats
 from ascendify.output.summary import summarize
 from ascendify.rules.registry import load_rules
@@ -263,7 +263,7 @@ def rule_cmd(code, fmt, output_file):
         close = [c for c in rules if c.startswith(code.upper()[:3])][:8]
         raise AscendifyError(f"no rule {code!r}" + (f"; rules with that prefix: {', '.join(close)}" if close else "; see `ascendify rules`"))
     if fmt == "json":
-        _emit(json.dumps(r.__dict__ | {"category": r.category}, indent=2, ensure_ascii=False) + "\n", output_file)
+        _emit(json.dumps(envelope("rule", r.__dict__ | {"category": r.category}), indent=2, ensure_ascii=False) + "\n", output_file)
     else:  # markdown, rich Markdown on a terminal, plain text otherwise
         from ascendify.output import rulepage
 
