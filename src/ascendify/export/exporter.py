@@ -251,7 +251,7 @@ def export_model(factory: str, specs: Sequence[InputSpec], out: str, *, batch: O
         from ascendify.export.atc import SOC_PATTERN
 
         if not SOC_PATTERN.match(soc_version):
-            notes.append(f"--soc-version {soc_version} does not look like Ascend310P3 / Ascend910B3 / Ascend910_9392; "
+            notes.append(f"--chip {soc_version} does not look like Ascend310P3 / Ascend910B3 / Ascend910_9392; "
                          "take it from 'npu-smi info' (Name column, prefixed with 'Ascend')")
         if plan.mode == "shape_range" and soc_version.startswith("Ascend310"):
             notes.append("shape ranges are not supported on Atlas 200/300/500 (310/310B-class) inference parts")
@@ -422,7 +422,7 @@ def export_model(factory: str, specs: Sequence[InputSpec], out: str, *, batch: O
                  "E-code line; plogs are under $HOME/ascend/log/")
     if not soc_version:
         notes.append("set SOC_VERSION from 'npu-smi info' (Name column, prefixed with 'Ascend', e.g. Ascend910B3) "
-                     "or pass --soc-version")
+                     "or pass --chip")
     if plan.mode == "dynamic_batch":
         notes.append("at run time the .om has an extra input 'ascend_mbatch_shape_data'; select a profile with "
                      "aclmdlSetDynamicBatchSize (ais_bench --dym-batch N)")
