@@ -52,8 +52,13 @@ def test_root_cause_ranks_before_consequences(two_ranks):
     rep = diagnose((str(two_ranks),))
     ids = [f.id for f in rep.findings]
     assert ids[0] == "npu-oom"
-    assert ids.index("hccl-exec-timeout") < ids.index("torch-npu-ERR02200") < len(ids)
-    assert ids.index("hccl-exec-timeout") < ids.index("cann-EZ9999")
+    # rank 1's EI0002 line, its ERR02200 suffix and the EZ9999 line are one error block: the wrappers are
+    # folded into the HCCL finding, and rank 0's ERR00006 suffix into the OOM
+    assert ids == ["npu-oom", "hccl-exec-timeout"]
+    hccl = rep.findings[1]
+    wrapped = " ".join(hccl.details["wrapped_codes"])
+    assert "ERR02200" in wrapped and "EZ9999" in wrapped and [e.line for e in hccl.evidence] == [2, 3, 4]
+    assert "ERR00006" in " ".join(rep.findings[0].details["wrapped_codes"])
     root = rep.findings[0]
     assert root.ranks == {0} and root.evidence[0].line == 7
     assert root.frame == {"path": "/srv/demo/train.py", "line": 88, "function": "<module>"}
@@ -235,7 +240,9 @@ def test_plog_folder_first_error_in_time(tmp_path):
         "[ERROR] RUNTIME(200,python3):2026-05-01-10:00:03.250.200 [api.cc:2]201 Wrap: EE9999: Inner Error!\n")
     rep = diagnose((str(plog),))
     ids = [f.id for f in rep.findings]
-    assert ids == ["aicore-exception", "cann-EE1002", "cann-EE9999"]
+    # EE9999 is printed in the same block as the AI Core exception: folded into it, not a finding of its own
+    assert ids == ["aicore-exception", "cann-EE1002"]
+    assert "EE9999" in " ".join(rep.findings[0].details["wrapped_codes"])
     assert rep.findings[0].key == "IndexPut_9f3a_mix_aiv"
     assert "ASCEND_LAUNCH_BLOCKING=1" in rep.findings[0].next_step
     assert rep.first_error().evidence[0].file.endswith("plog-200_20260501100000.log")
@@ -249,5 +256,7 @@ def test_atc_console_cause_before_wrapper(tmp_path):
         "E19010: No parser is registered for Op [GridSample_42, optype [GridSample].\n"
         "        Solution: Check the version of the installation package and reinstall the package.\n")
     rep = diagnose((str(p),))
-    assert [f.id for f in rep.findings] == ["atc-unsupported-op", "atc-failed"]
+    # "ATC run failed" wraps the E19010 line right after it: one finding for the block
+    assert [f.id for f in rep.findings] == ["atc-unsupported-op"]
+    assert rep.findings[0].details["wrapped_codes"] == ["atc-failed"] and [e.line for e in rep.findings[0].evidence] == [3, 2]
     assert rep.findings[0].key == "GridSample_42" and [r["code"] for r in rep.findings[0].to_dict()["scan_rules"]] == ["DYN007"]

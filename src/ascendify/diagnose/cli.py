@@ -8,10 +8,10 @@ from typing import Optional
 
 import click
 
-from ascendify.diagnose.engine import Finding, Report
+from ascendify.diagnose.engine import Finding, Report, _iso
 from ascendify.diagnose.engine import diagnose as run_diagnose
 from ascendify.diagnose.rules import rule_info
-from ascendify.fsutil import atomic_write
+from ascendify.options import chip_option, emit, report_options, torch_npu_option
 
 _WRAP = 100
 
@@ -31,9 +31,49 @@ def _where(f: Finding) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def headline(report: Report) -> str:
+    """One short line: the most likely root cause, where and when it happened."""
+    if not report.findings:
+        return "No known error found."
+    f = report.findings[0]
+    if f.severity != "error":
+        return f"No error found; most important warning: {f.title}."
+    bits = []
+    ff = report.first_failure()
+    ranks = sorted(f.ranks)
+    if ranks:
+        bits.append(("rank " if len(ranks) == 1 else "ranks ") + ",".join(map(str, ranks[:8])) + ("…" if len(ranks) > 8 else ""))
+    if f.first_time is not None:
+        bits.append(_iso(f.first_time).replace("T", " ")[:19])
+    where = f" ({', '.join(bits)})" if bits else ""
+    line = f"Root cause: {f.title}{where}"
+    if ff is not None and ff is not f and ff.first_time is not None:
+        line += f"; first failure in time: {ff.title}"
+    return line + "."
+
+
+def _timeline(report: Report) -> Optional[str]:
+    """``Rank 2 failed first (…); ranks 0,1,3 followed (consequences).`` for a multi-rank report."""
+    ff = report.first_failure()
+    if ff is None or not ff.ranks:
+        return None
+    label = ff.label()
+    after = set()
+    for f in report.findings:
+        if f.consequence_of == label:
+            after |= f.ranks
+    after -= ff.ranks
+    ranks = sorted(ff.ranks)
+    when = f" at {_iso(ff.first_time).replace('T', ' ')[:23]}" if ff.first_time is not None else ""
+    out = f"{'Rank' if len(ranks) == 1 else 'Ranks'} {','.join(map(str, ranks[:8]))} failed first{when} ({ff.title})"
+    if after:
+        out += f"; rank(s) {','.join(map(str, sorted(after)[:16]))} failed after it (consequences)"
+    return out + "."
+
+
 def render_text(report: Report, max_findings: Optional[int] = None) -> str:
     d = report.to_dict()["summary"]
-    out = []
+    out = [headline(report)]
     shown = report.findings if max_findings is None else report.findings[:max_findings]
     if not report.findings:
         out.append(f"No known error in {d['files']} file(s), {d['lines']:,} line(s).")
@@ -41,38 +81,59 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
         out.append(
             f"{d['errors']} error finding(s), {d['warnings']} warning(s) in {d['files']} file(s), {d['lines']:,} line(s)."
         )
+        tl = _timeline(report)
+        if tl and len({r for f in report.findings for r in f.ranks}) > 1:
+            out.append(tl)
         fe = report.first_error()
         if fe is not None:
             e = fe.evidence[0]
             when = f" at {e.to_dict()['time']}" if e.time is not None else ""
             rank = f" on rank {e.rank}" if e.rank is not None else ""
             out.append(f"First error{' in time' if when else ''}{rank}{when}: {e.file}:{e.line} ({fe.title}).")
+        if report.context:
+            parts = []
+            for k, label in (("chip", "chip"), ("torch_npu", "torch_npu"), ("torch", "torch"), ("cann", "CANN")):
+                v = report.context.get(k)
+                if v:
+                    src = "--" + k.replace("_", "-") if v.get("from") == "option" else f"{v['file']}:{v['line']}"
+                    parts.append(f"{label} {v['value']} ({src})")
+            out.append("Context: " + "; ".join(parts) + ".")
         out.append("")
     for i, f in enumerate(shown, 1):
         tag = "likely root cause" if i == 1 and f.severity == "error" else f.role
-        out.append(f"{i}. [{f.severity}] {f.title} — {tag}{_where(f)}")
+        out.append(f"{i}. [{f.severity}] {f.title} — {tag}{_where(f)}, confidence {f.confidence:.2f}")
         for e in f.evidence:
             rk = f" [rank {e.rank}]" if e.rank is not None else ""
             text = e.text if len(e.text) <= 160 else e.text[:157] + "..."
             out.append(f"   {e.file}:{e.line}{rk}: {text}")
         if f.count > len(f.evidence):
             out.append(f"   … {f.count - len(f.evidence)} more line(s)")
+        if f.exception and f.generic is False:
+            out.append(f"   {'raised':<9}{f.exception['type']}")
         if f.frame:
             out.append(f"   {'code':<9}{f.frame['path']}:{f.frame['line']} in {f.frame['function']}")
         if f.details.get("explain"):
             out.append(f"   {'memory':<9}{f.details['verdict']}")
             for line in f.details["explain"]:
                 out.append(f"   {'':<9}{line}")
-        elif f.details:
-            out.append(f"   {'details':<9}" + ", ".join(f"{k}={v}" for k, v in f.details.items()))
+        else:
+            shown_details = {k: v for k, v in f.details.items() if k not in ("context_advice", "wrapped_codes", "chain")}
+            if shown_details:
+                out.append(f"   {'details':<9}" + ", ".join(f"{k}={v}" for k, v in shown_details.items()))
+        if f.details.get("wrapped_codes"):
+            out.append(f"   {'wraps':<9}" + ", ".join(f.details["wrapped_codes"]) + " (generic codes printed with it)")
         out += _wrap("cause", f.cause)
         out += _wrap("fix", f.fix)
         out += _wrap("next", f.next_step)
         info = rule_info(f.rules)
         if info:
+            target = f.scan_target()
             names = ", ".join(f"{r['code']} ({r['name']})" for r in info)
-            out += _wrap("scan", f"{names}: `ascendify scan` finds this cause in the code.")
-        if f.consequence_of:
+            codes = ",".join(r["code"] for r in info)
+            out += _wrap("scan", f"{names} finds this cause in the code: run `ascendify scan {target} --select {codes}`.")
+        if f.details.get("chain"):
+            out += _wrap("note", f.details["chain"] + ".")
+        elif f.consequence_of:
             out += _wrap("note", f"probably a consequence of {f.consequence_of} (listed above).")
         if not f.verified:
             out += _wrap("note", "unverified: the message text of this signature is not confirmed by a cited source.")
@@ -86,12 +147,13 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
 
 @click.command("diagnose", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here instead of stdout.")
+@report_options()
+@chip_option("The chip the log comes from (soc_version such as Ascend910B3, or a family such as 910A); default: what the log shows.")
+@torch_npu_option("The torch_npu release the log comes from, e.g. 2.1.0.post3; default: what the log shows.")
 @click.option("--max", "max_findings", type=click.IntRange(0), default=20, show_default=True, help="Text: show at most this many findings (0 = all).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "never"]), default="error", show_default=True,
               help="Exit 1 when a finding at or above this severity is found.")
-def diagnose(logs, fmt, output_file, max_findings, fail_on) -> int:
+def diagnose(logs, fmt, output_file, chip, torch_npu, max_findings, fail_on) -> int:
     """Find the cause and fix of errors in NPU logs.
 
     LOGS are log files (also .gz), folders of rank logs or CANN plogs
@@ -100,15 +162,12 @@ def diagnose(logs, fmt, output_file, max_findings, fail_on) -> int:
     time); each gives evidence lines, cause, fix, the next diagnostic step and
     the `ascendify scan` rule that finds the cause in code.
     """
-    report = run_diagnose(tuple(logs))
+    report = run_diagnose(tuple(logs), chip=chip, torch_npu=torch_npu)
     if fmt == "json":
         text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
     else:
         text = render_text(report, None if max_findings == 0 else max_findings)
-    if output_file:
-        atomic_write(output_file, text.encode("utf-8"))
-    else:
-        click.echo(text, nl=False)
+    emit(text, output_file)
     if fail_on == "never":
         return 0
     levels = ("error",) if fail_on == "error" else ("error", "warning")

@@ -12,12 +12,15 @@ time across all ranks; 9999 codes are wrappers.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
+from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose import oom as oom_mod
+from ascendify.diagnose.context import Context, advice_for
 from ascendify.diagnose.scanner import (
     FileStats,
     Hit,
@@ -27,12 +30,22 @@ from ascendify.diagnose.scanner import (
     rank_from_path,
 )
 from ascendify.diagnose.signatures import KnowledgeBase, Matcher, Signature, load
+from ascendify.diagnose.structure import is_user_frame
 from ascendify.errors import AscendifyError
 
 EVIDENCE_MAX = 5
 KEYS_PER_SIGNATURE = 50
 """Distinct keys (op names, symbols…) kept per signature; more are counted under ``(other)``."""
 ROLE_ORDER = {"cause": 0, "consequence": 1, "wrapper": 2}
+BLOCK_GAP = 4
+"""Matched lines of one file and rank at most this many lines apart form one error block
+(a CANN ``[ERROR]`` line, its ``EZ…``/``The Inner error`` continuation lines, the
+torch_npu ``ERR…`` suffix and the Python exception line printed with it)."""
+BLOCK_MAX = 256
+MAX_CHAINS = 10000
+"""Exception chains remembered for the chain rule (more are not linked)."""
+LAUNCHER_EXCEPTIONS = ("ChildFailedError",)
+"""torch.distributed.elastic reports that a worker failed: a consequence of that worker's error."""
 SEV_ORDER = {"error": 0, "warning": 1}
 
 _ACL_CLASS = {"1": "parameter / usage error", "2": "resource error", "3": "storage / sub-health error", "5": "internal error"}
@@ -75,6 +88,10 @@ class Finding:
     frame: Optional[dict] = None
     details: dict = field(default_factory=dict)
     consequence_of: str = ""
+    generic: bool = False  # a Python exception no catalogue entry explains
+    base_confidence: float = 0.5
+    confidence: float = 0.0
+    exception: Optional[dict] = None
 
     def add(self, hit: Hit) -> None:
         self.count += 1
@@ -87,23 +104,37 @@ class Finding:
         new_rank = hit.rank is not None and all(e.rank != hit.rank for e in self.evidence)
         if len(self.evidence) < 3 or (new_rank and len(self.evidence) < EVIDENCE_MAX):
             self.evidence.append(Evidence(hit.file, hit.line, hit.rank, hit.time, hit.text))
-        if self.frame is None and hit.frame is not None:
+        if hit.frame is not None and (self.frame is None or (hit.exc is not None and self.exception is None)):
             self.frame = {"path": hit.frame.path, "line": hit.frame.line, "function": hit.frame.function}
+        if hit.exc is not None and self.exception is None:
+            self.exception = {"type": hit.exc.type, "message": hit.exc.message[:500]}
+
+    def label(self) -> str:
+        """``id`` or ``id:key`` (how other findings refer to this one)."""
+        return self.id + (f":{self.key}" if self.key and not self.id.endswith(self.key) else "")
+
+    def scan_target(self) -> str:
+        """What to pass to ``ascendify scan``: the user file that raised, else ``.``."""
+        if self.frame and is_user_frame(self.frame["path"]) and not self.frame["path"].startswith("<"):
+            return self.frame["path"]
+        return "."
 
     def sort_key(self) -> tuple:
         t = self.first_time if self.first_time is not None else float("inf")
-        return (SEV_ORDER[self.severity], ROLE_ORDER[self.role], t, self.first_seq)
+        return (SEV_ORDER[self.severity], ROLE_ORDER[self.role], self.generic, t, self.first_seq)
 
     def to_dict(self) -> dict:
         from ascendify.diagnose.rules import rule_info
 
+        target = self.scan_target()
+        rules = [dict(r, command=f"ascendify scan {target} --select {r['code']}") for r in rule_info(self.rules)]
         return {
             "id": self.id, "family": self.family, "title": self.title, "severity": self.severity, "role": self.role,
-            "key": self.key or None, "count": self.count, "ranks": sorted(self.ranks),
+            "confidence": self.confidence, "key": self.key or None, "count": self.count, "ranks": sorted(self.ranks),
             "first_time": _iso(self.first_time), "evidence": [e.to_dict() for e in self.evidence],
-            "python_frame": self.frame, "cause": self.cause, "fix": self.fix, "next_step": self.next_step,
-            "details": self.details, "scan_rules": rule_info(self.rules), "consequence_of": self.consequence_of or None,
-            "source": self.source, "verified": self.verified,
+            "exception": self.exception, "python_frame": self.frame, "cause": self.cause, "fix": self.fix,
+            "next_step": self.next_step, "details": self.details, "scan_rules": rules,
+            "consequence_of": self.consequence_of or None, "source": self.source, "verified": self.verified,
         }
 
 
@@ -118,6 +149,7 @@ class Report:
     findings: list
     files: list  # FileStats
     notes: list
+    context: dict = field(default_factory=dict)
 
     @property
     def errors(self) -> list:
@@ -129,8 +161,21 @@ class Report:
             return None
         return min(errs, key=lambda f: (f.first_time if f.first_time is not None else float("inf"), f.first_seq))
 
+    def first_failure(self) -> Optional[Finding]:
+        """The error *cause* that happened first in time (the rank that failed first), else the first error."""
+        causes = [f for f in self.errors if f.role == "cause" and not f.generic] or [f for f in self.errors if f.role == "cause"]
+        if not causes:
+            return self.first_error()
+        return min(causes, key=lambda f: (f.first_time if f.first_time is not None else float("inf"), f.first_seq))
+
     def to_dict(self) -> dict:
         fe = self.first_error()
+        ff = self.first_failure()
+        first_failure = None
+        if ff is not None:
+            ev = ff.evidence[0]
+            first_failure = {"finding": ff.label(), "rank": ev.rank, "ranks": sorted(ff.ranks), "time": _iso(ff.first_time),
+                             "file": ev.file, "line": ev.line}
         return {
             "summary": {
                 "findings": len(self.findings),
@@ -141,20 +186,41 @@ class Report:
                 "bytes": sum(s.bytes for s in self.files),
                 "root_cause": self.findings[0].id if self.findings and self.findings[0].severity == "error" else None,
                 "first_error": None if fe is None else fe.evidence[0].to_dict(),
+                "first_failure": first_failure,
             },
+            "context": self.context,
             "findings": [dict(f.to_dict(), order=i + 1) for i, f in enumerate(self.findings)],
             "files": [{"path": s.path, "lines": s.lines, "bytes": s.bytes, "matched_lines": s.hits, "skipped": s.skipped or None} for s in self.files],
             "notes": self.notes,
         }
 
 
-class Aggregator:
-    """Collect hits into findings with bounded memory."""
+@dataclass
+class _Target:
+    fid: str
+    make: object  # () -> Finding
+    role: str
+    post: object = None  # (Finding, Hit, first: bool) -> None
+    code: str = ""  # the code a wrapper target stands for (shown when folded into its block's cause)
 
-    def __init__(self, kb: KnowledgeBase):
+
+class Aggregator:
+    """Collect hits into findings with bounded memory.
+
+    Hits of one file and rank that are at most ``BLOCK_GAP`` lines apart form a
+    block; a block with a specific finding (cause or consequence) folds its
+    wrapper codes (``EZ9999``, ``ERR01100``, ``error code is 507015`` …) into it
+    as evidence instead of listing them as findings of their own.
+    """
+
+    def __init__(self, kb: KnowledgeBase, context: Optional[Context] = None):
         self.kb = kb
+        self.context = context if context is not None else Context()
         self.findings: dict = {}
         self.keys_per_sig: dict = {}
+        self.blocks: dict = {}  # (file, rank) -> [Hit]
+        self.chains: dict = {}  # (file, chain) -> [(pos, link, [fid])]
+        self.symptoms = metrics_mod.load_symptoms()
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -162,18 +228,83 @@ class Aggregator:
             f = self.findings[fid] = make()
         return f
 
-    def add(self, hit: Hit) -> None:
-        m = hit.match
-        for sig, groups in m.signatures:
-            self._add_signature(sig, groups, hit)
-        for code in m.cann_codes:
-            self._add_cann(code, hit)
-        for code in m.acl_codes:
-            self._add_acl(code, hit)
-        for ss, ccc, word in m.err_codes:
-            self._add_err(ss, ccc, hit)
+    # ------------------------------------------------------------------ intake
 
-    def _add_signature(self, sig: Signature, groups: dict, hit: Hit) -> None:
+    def add(self, hit: Hit) -> None:
+        for ev in hit.events:
+            self._add_symptom(ev, hit)
+        m = hit.match
+        if not (m.signatures or m.cann_codes or m.acl_codes or m.err_codes or hit.exc is not None):
+            return
+        key = (hit.file, hit.rank)
+        blk = self.blocks.get(key)
+        if blk and (hit.line - blk[-1].line > BLOCK_GAP or len(blk) >= BLOCK_MAX or hit.line < blk[-1].line):
+            self._flush(key)
+            blk = None
+        if blk is None:
+            self.blocks[key] = [hit]
+        else:
+            blk.append(hit)
+
+    def end_file(self, name: str) -> None:
+        for key in [k for k in self.blocks if k[0] == name]:
+            self._flush(key)
+
+    def _flush(self, key) -> None:
+        hits = self.blocks.pop(key, [])
+        per_hit = [(h, self._targets(h)) for h in hits]
+        primary = None
+        for role in ("cause", "consequence"):
+            primary = next((t for _, ts in per_hit for t in ts if t.role == role), None)
+            if primary is not None:
+                break
+        folded = []
+        for h, ts in per_hit:
+            fids = []
+            for t in ts:
+                if t.role == "wrapper" and primary is not None and t.code:
+                    folded.append((h, t))
+                    continue
+                f = self.findings.get(t.fid)
+                first = f is None
+                if f is None:
+                    f = self.findings[t.fid] = t.make()
+                f.add(h)
+                if t.post is not None:
+                    t.post(f, h, first)
+                fids.append(t.fid)
+            if h.exc is not None:
+                if not ts:
+                    fids.append(self._add_exception(h))
+                self._chain(h, fids)
+        if folded:
+            pf = self.findings[primary.fid]
+            codes = pf.details.setdefault("wrapped_codes", [])
+            for h, t in folded:
+                if t.code not in codes and len(codes) < 10:
+                    codes.append(t.code)
+                if h.line not in {e.line for e in pf.evidence if e.file == h.file}:
+                    pf.add(h)
+
+    def _chain(self, hit: Hit, fids: list) -> None:
+        ck = (hit.file, hit.exc.chain)
+        lst = self.chains.get(ck)
+        if lst is None:
+            if len(self.chains) >= MAX_CHAINS:
+                return
+            lst = self.chains[ck] = []
+        if len(lst) < 32:
+            lst.append((hit.exc.pos, hit.exc.link, fids))
+
+    def _targets(self, hit: Hit) -> list:
+        m = hit.match
+        out = [self._sig_target(sig, groups) for sig, groups in m.signatures]
+        out += [self._cann_target(code) for code in m.cann_codes]
+        out += [self._acl_target(code) for code in m.acl_codes]
+        out += [self._err_target(ss, ccc) for ss, ccc, _word in m.err_codes]
+        return out
+
+    def _sig_target(self, sig: Signature, groups: dict) -> _Target:
         key = groups.get(sig.key, "") if sig.key else ""
         if key:
             seen = self.keys_per_sig.setdefault(sig.id, set())
@@ -189,27 +320,29 @@ class Aggregator:
                 id=sig.id, family=sig.family, title=sig.title + (f": {key}" if key else ""), severity=sig.severity,
                 role=sig.role, cause=sig.cause.replace("{key}", fill), fix=sig.fix.replace("{key}", fill),
                 next_step=sig.next_step.replace("{key}", fill), source=sig.source, key=key, rules=sig.rules_for(key),
-                verified=sig.verified,
+                verified=sig.verified, base_confidence=0.9 if sig.verified else 0.65,
             )
 
-        f = self._get(fid, make)
-        first = f.count == 0
-        f.add(hit)
-        extra = {k: v for k, v in groups.items() if k != sig.key}
-        if first and extra:
-            f.details.update(extra)
-        if sig.handler == "oom" and "verdict" not in f.details:
-            nums = oom_mod.parse(hit.text)
-            if nums is not None:
-                f.details.update({k: round(v, 2) if isinstance(v, float) else v for k, v in nums.items()})
-                f.details["unit"] = "MiB"
-                f.details.update(oom_mod.judge(nums))
-                f.cause = f"NPU out of memory: {f.details['verdict']}."
-                f.fix = f.details["advice"]
+        def post(f: Finding, hit: Hit, first: bool) -> None:
+            extra = {k: v for k, v in groups.items() if k != sig.key}
+            if first and extra:
+                f.details.update(extra)
+            if sig.handler == "oom" and "verdict" not in f.details:
+                nums = oom_mod.parse(hit.text)
+                if nums is not None:
+                    f.details.update({k: round(v, 2) if isinstance(v, float) else v for k, v in nums.items()})
+                    f.details["unit"] = "MiB"
+                    f.details.update(oom_mod.judge(nums))
+                    f.cause = f"NPU out of memory: {f.details['verdict']}."
+                    f.fix = f.details["advice"]
 
-    def _add_cann(self, code: str, hit: Hit) -> None:
+        role = self.findings[fid].role if fid in self.findings else sig.role
+        return _Target(fid, make, role, post, code=(key or groups.get("code") or sig.id) if role == "wrapper" else "")
+
+    def _cann_target(self, code: str) -> _Target:
         title, role, fix = self.kb.cann_code(code)
         module = self.kb.cann_modules.get(code[1], "unknown module")
+        known = any(e.first[:2] == code[:2] and e.first <= code <= e.last for e in getattr(self.kb, "cann_codes", ()))
 
         def make() -> Finding:
             inner = role == "wrapper"
@@ -221,11 +354,12 @@ class Aggregator:
                 next_step="Find the first [ERROR] line in time in the plogs ($HOME/ascend/log/debug/plog/plog-<pid>_<time>.log, "
                           "or ASCEND_PROCESS_LOG_PATH) of all ranks; rerun with ASCEND_LAUNCH_BLOCKING=1 for an accurate stack.",
                 source="accuracy-profiling-atc.md §5.1 (code structure, module letters), §5.2 and §1.6 (code table)", key=code,
+                base_confidence=0.75 if known else 0.5,
             )
 
-        self._get(f"cann-{code}", make).add(hit)
+        return _Target(f"cann-{code}", make, role, code=code)
 
-    def _add_acl(self, code: int, hit: Hit) -> None:
+    def _acl_target(self, code: int) -> _Target:
         known = self.kb.acl_code(code)
         s = str(code)
         if known:
@@ -241,11 +375,12 @@ class Aggregator:
                 fix="Read the CANN message printed with it (E-code lines) for the specific reason.",
                 next_step="Rerun with ASCEND_LAUNCH_BLOCKING=1 (errors are asynchronous) and read the plog.",
                 source="accuracy-profiling-atc.md §5.3 (numeric aclError / aclnn codes)", key=s,
+                base_confidence=0.7 if known else 0.45,
             )
 
-        self._get(f"acl-{code}", make).add(hit)
+        return _Target(f"acl-{code}", make, role, code=s)
 
-    def _add_err(self, ss: str, ccc: str, hit: Hit) -> None:
+    def _err_target(self, ss: str, ccc: str) -> _Target:
         sub = self.kb.torch_npu_submodules.get(ss, f"submodule {ss}")
         what = self.kb.torch_npu_codes.get(ccc, f"code {ccc}")
         code = f"ERR{ss}{ccc}"
@@ -261,30 +396,206 @@ class Aggregator:
                      else "Fix the error reported with it (the E-code / ACL code findings)."),
                 next_step="Rerun with ASCEND_LAUNCH_BLOCKING=1; the plog holds the CANN side of the error.",
                 source="accuracy-profiling-atc.md §5.4 (torch_npu error suffix `ERR<SS><CCC>`)", key=code,
+                base_confidence=0.5,
             )
 
-        self._get(f"torch-npu-{code}", make).add(hit)
+        return _Target(f"torch-npu-{code}", make, "wrapper", code=code)
+
+    def _add_exception(self, hit: Hit) -> str:
+        exc = hit.exc
+        msg = " ".join(exc.message.split())
+        key = f"{exc.type}: {msg[:160]}" if msg else exc.type
+        seen = self.keys_per_sig.setdefault("python-exception", set())
+        if key not in seen and len(seen) >= KEYS_PER_SIGNATURE:
+            key = "(other)"
+        else:
+            seen.add(key)
+        fid = f"python-exception:{key}"
+        launcher = exc.type.rsplit(".", 1)[-1] in LAUNCHER_EXCEPTIONS
+        where = (f" at {exc.frame.path}:{exc.frame.line} in {exc.frame.function}" if exc.frame else "")
+
+        def make() -> Finding:
+            return Finding(
+                id="python-exception", family="python", title=(key if len(key) <= 140 else key[:137] + "..."),
+                severity="error", role="consequence" if launcher else "cause",
+                cause=(f"The program raised {exc.type}{where}" + (f": {msg[:300]}" if msg else "") + ". No catalogue entry "
+                       "explains this message; the traceback's user frame is where it was raised."
+                       if not launcher else
+                       "The launcher reports that a worker process failed; the worker's own error (above) is the cause."),
+                fix=("Read the message and the code at the frame shown; if the line calls torch / torch_npu, run "
+                     "`ascendify scan` on the file for CUDA leftovers." if not launcher else
+                     "Fix the error of the worker that failed first (see the other findings and the per-rank logs)."),
+                next_step="Rerun with ASCEND_LAUNCH_BLOCKING=1 so an asynchronous NPU error is raised at the op that failed.",
+                source="the Python traceback in the log", key="" if key == "(other)" else key, generic=True,
+                base_confidence=0.3 if launcher else 0.45,
+            )
+
+        self._get(fid, make).add(hit)
+        return fid
+
+    def _add_symptom(self, ev, hit: Hit) -> None:
+        sym = self.symptoms.symptoms.get(ev.id)
+        if sym is None:
+            return
+        fid = f"metric-{ev.id}"
+        at = metrics_mod.step_text(ev)
+        val = metrics_mod.value_text(ev)
+
+        def make() -> Finding:
+            fill = {"step": at, "value": val}
+            sub = (lambda t: t.replace("{step}", fill["step"]).replace("{value}", fill["value"]))
+            return Finding(
+                id=fid, family="numeric", title=sub(sym.title), severity=sym.severity, role=sym.role, cause=sub(sym.cause),
+                fix=sub(sym.fix), next_step=sub(sym.next_step), source=sym.source, verified=sym.verified,
+                base_confidence=sym.confidence,
+            )
+
+        f = self._get(fid, make)
+        first = f.count == 0
+        f.add(dataclasses.replace(hit, line=ev.line, text=ev.text.strip(), exc=None, frame=None))
+        if first:
+            f.details.update({k: v for k, v in ev.details.items() if v is not None})
+            f.details["first_step"] = ev.step if ev.step is None else (int(ev.step) if float(ev.step).is_integer() else ev.step)
+            f.details["record"] = ev.record
+
+    # ------------------------------------------------------------------ result
+
+    def _resolve_chains(self) -> None:
+        """In a chain of exceptions the cause is the first one a catalogue entry
+        explains (else the first printed); the others are consequences of it
+        (printed after) or context it was raised in (printed before)."""
+        chain_causes = set()
+        demote = {}
+        for members in self.chains.values():
+            if len(members) < 2:
+                continue
+            members = sorted(members, key=lambda m: m[0])
+            cause_pos = None
+            for pos, _link, fids in members:
+                if any(fid in self.findings and self.findings[fid].role == "cause" and not self.findings[fid].generic for fid in fids):
+                    cause_pos = pos
+                    break
+            if cause_pos is None:
+                cause_pos = members[0][0]
+            head = next(fids for pos, _l, fids in members if pos == cause_pos)
+            head_f = next((self.findings[f] for f in head if f in self.findings and self.findings[f].role == "cause"),
+                          self.findings.get(head[0]) if head else None)
+            chain_causes.update(head)
+            for pos, link, fids in members:
+                if pos == cause_pos or head_f is None:
+                    continue
+                for fid in fids:
+                    demote.setdefault(fid, (pos > cause_pos, head_f, link))
+        for fid, (after, head_f, link) in demote.items():
+            f = self.findings.get(fid)
+            if f is None or fid in chain_causes or f.role != "cause" or f is head_f:
+                continue
+            if after:
+                f.role = "consequence"
+                f.consequence_of = head_f.label()
+                f.details["chain"] = ("raised while handling " if link == "context" else "raised from ") + head_f.label()
+            else:
+                f.role = "wrapper"
+                f.details["chain"] = f"{head_f.label()} was raised while handling this exception"
+
+    def _add_mismatch(self) -> None:
+        text = self.context.mismatch()
+        if not text:
+            return
+        f = Finding(
+            id="stack-version-mismatch", family="environment", title="torch / torch_npu / CANN versions do not pair",
+            severity="warning", role="cause", cause=f"The versions the log shows do not pair in the compatibility table: {text}.",
+            fix="Install the torch_npu built for the installed CANN and torch (or the CANN the torch_npu needs); "
+                "`ascendify doctor` checks the whole stack.",
+            next_step="Run `pip list | grep -i torch` and `cat /usr/local/Ascend/ascend-toolkit/latest/*/ascend_toolkit_install.info`.",
+            source=f"ascendify.kb.versions ({versions_source()})", base_confidence=0.7,
+        )
+        for k in ("torch_npu", "cann", "torch"):
+            v = self.context.values.get(k)
+            if v and v.get("from") == "log":
+                f.evidence.append(Evidence(v["file"], v["line"], None, None, v["text"]))
+                f.count += 1
+        if not f.evidence:
+            f.count = 1
+        self.findings[f.id] = f
+
+    def _antecedent(self, f: Finding, causes: list) -> Optional[Finding]:
+        """The failure ``f`` (a consequence / wrapper) follows from: the latest cause
+        at or before it in time (same rank first for a wrapper), preferring catalogued causes."""
+        if f.first_time is not None:
+            timed = [c for c in causes if c.first_time is not None and c.first_time <= f.first_time]
+            if timed:
+                known = [c for c in timed if not c.generic] or timed
+                if f.role == "wrapper" and f.ranks:
+                    same = [c for c in known if c.ranks & f.ranks]
+                    if same:
+                        return max(same, key=lambda c: c.first_time)
+                return max(known, key=lambda c: c.first_time)
+            if any(c.first_time is not None for c in causes):
+                untimed = [c for c in causes if c.first_time is None]
+                return untimed[0] if untimed else None
+        return causes[0] if causes else None
 
     def result(self) -> list:
+        for key in list(self.blocks):
+            self._flush(key)
+        self._resolve_chains()
+        self._add_mismatch()
         out = sorted(self.findings.values(), key=Finding.sort_key)
         causes = [f for f in out if f.severity == "error" and f.role == "cause"]
         if causes:
-            root = causes[0]
             for f in out:
-                if f.severity != "error" or f.role == "cause":
+                if f.severity != "error" or f.role == "cause" or f.consequence_of:
                     continue
-                if root.first_time is None or f.first_time is None or root.first_time <= f.first_time:
-                    f.consequence_of = root.id + (f":{root.key}" if root.key and not root.id.endswith(root.key) else "")
+                c = self._antecedent(f, causes)
+                if c is not None:
+                    f.consequence_of = c.label()
+        for f in out:
+            extra = advice_for(f, self.context)
+            if extra:
+                f.fix = f.fix.rstrip() + " " + " ".join(extra)
+                f.details["context_advice"] = extra
+            f.confidence = confidence(f)
         return out
 
 
-def diagnose(paths: tuple, kb: Optional[KnowledgeBase] = None) -> Report:
-    """Diagnose log files / folders / ``-``.  Raises ``AscendifyError`` for a
-    missing path; unreadable or binary files become notes."""
+def versions_source() -> str:
+    from ascendify.kb.versions import SOURCE_MATRIX
+
+    return SOURCE_MATRIX
+
+
+def confidence(f: Finding) -> float:
+    """How likely ``f`` is the root cause of the failure, 0–1 (docs/output.md).
+
+    A heuristic score, not a calibrated probability: the base of the finding's
+    kind (a verified catalogue signature 0.9, unverified 0.65, a catalogued CANN
+    code 0.75, an ACL code 0.7, a numeric symptom its value in symptoms.toml,
+    an unexplained Python exception 0.45, an uncatalogued code 0.45–0.5), times
+    0.35 for a consequence linked to an earlier failure (0.6 unlinked), 0.4 for
+    a wrapper, 0.8 for a warning.
+    """
+    c = f.base_confidence
+    if f.role == "consequence":
+        c *= 0.35 if f.consequence_of else 0.6
+    elif f.role == "wrapper":
+        c *= 0.4
+    if f.severity == "warning":
+        c *= 0.8
+    return round(max(0.01, min(0.99, c)), 2)
+
+
+def diagnose(paths: tuple, kb: Optional[KnowledgeBase] = None, chip: Optional[str] = None,
+             torch_npu: Optional[str] = None) -> Report:
+    """Diagnose log files / folders / ``-``.  ``chip`` (soc_version or family) and
+    ``torch_npu`` (version) override what the log shows.  Raises
+    ``AscendifyError`` for a missing path or an unknown chip; unreadable or
+    binary files become notes."""
     kb = kb or load()
+    ctx = Context(chip=chip, torch_npu=torch_npu)
     files, notes = expand_inputs(paths)
-    scanner = Scanner(Matcher(kb))
-    agg = Aggregator(kb)
+    scanner = Scanner(Matcher(kb), context=ctx)
+    agg = Aggregator(kb, context=ctx)
     stats_all = []
     for path in files:
         name = "<stdin>" if path == "-" else path
@@ -304,6 +615,7 @@ def diagnose(paths: tuple, kb: Optional[KnowledgeBase] = None) -> Report:
         finally:
             if path != "-":
                 fh.close()
+        agg.end_file(name)
         if stats.skipped:
             notes.append(f"{name}: {stats.skipped}; skipped (expected a text log)")
         elif stats.bytes == 0:
@@ -312,4 +624,5 @@ def diagnose(paths: tuple, kb: Optional[KnowledgeBase] = None) -> Report:
         notes.append("no readable log text in the inputs")
     if not files:
         raise AscendifyError("no log files found in " + ", ".join(paths) + " (expected *.log files, rank log folders, plog folders or '-')")
-    return Report(agg.result(), stats_all, notes)
+    findings = agg.result()
+    return Report(findings, stats_all, notes, ctx.to_dict())

@@ -16,11 +16,14 @@ import gzip
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import BinaryIO, Iterator, Optional
 
+from ascendify.diagnose import context as context_mod
+from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher
+from ascendify.diagnose.structure import ExcInfo, TracebackReader, parse_time, split_rank
 from ascendify.errors import AscendifyError
 
 BLOCK = 1 << 20
@@ -33,11 +36,6 @@ SKIP_EXT = {".pt", ".pth", ".bin", ".om", ".onnx", ".npy", ".npz", ".so", ".pyc"
             ".safetensors", ".ckpt", ".h5", ".pkl", ".whl"}
 
 _RANK_PATH = re.compile(r"(?:^|[^a-z])(?:rank|worker|proc)[_-]?(\d{1,5})(?![0-9])", re.IGNORECASE)
-_RANK_LINE = [
-    re.compile(r"RankID:(\d{1,5})\b"),
-    re.compile(r"^\[(?:rank|default)(\d{1,5})\]:"),
-    re.compile(r"\brank[ =:](\d{1,5})\b"),
-]
 _TS = re.compile(rb"(\d{4})-(\d\d)-(\d\d)[- T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?:\.(\d{1,3}))?")
 _TS_SHORT = re.compile(rb"(?<![\d-])(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 _FRAME = re.compile(rb'File "([^"\n]{1,500})", line (\d{1,7}), in ([^\n]{1,200})')
@@ -62,6 +60,9 @@ class Hit:
     time: Optional[float]  # seconds (naive local time of the log), or None
     frame: Optional[Frame]
     seq: int  # global order of discovery
+    exc: Optional[ExcInfo] = None  # the line is the exception line of a Python traceback
+    events: list = field(default_factory=list)  # metric symptoms decided on this line (metrics.Event)
+    file_key: str = ""
 
 
 @dataclass
@@ -94,14 +95,11 @@ def rank_from_path(path: str) -> Optional[int]:
 
 
 def rank_from_line(line: str) -> Optional[int]:
-    for rx in _RANK_LINE:
-        m = rx.search(line)
-        if m:
-            return int(m.group(1))
-    return None
+    """The rank a line names (launcher prefix first, then ``RankID:N`` / ``rank N``), else None."""
+    return split_rank(line)[0]
 
 
-def _ts(buf: bytes, start: int, end: int) -> Optional[float]:
+def _ts(buf: bytes, start: int, end: int, year: int = 2000) -> Optional[float]:
     last = None
     for m in _TS.finditer(buf, start, end):
         last = m
@@ -122,7 +120,7 @@ def _ts(buf: bytes, start: int, end: int) -> Optional[float]:
     if last is not None:
         g = last.groups()
         try:
-            return datetime(2000, int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4])).timestamp()
+            return datetime(year, int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4])).timestamp()
         except ValueError:
             return None
     return None
@@ -182,16 +180,54 @@ class _Transcode:
         return b""
 
 
-class Scanner:
-    """Scan byte streams with one :class:`Matcher`; collect hits in order."""
+_TB_TRIGGER = re.compile(rb"Traceback \(most recent call last\)")
+_TB_WORDS = (b"Traceback (most recent call last)", b"During handling of the above", b"The above exception was")
+_METRIC_TRIGGER = re.compile(b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS))
+_CONTEXT_TRIGGER = re.compile(b"|".join(re.escape(t) for t in context_mod.TRIGGERS))
+FULL_HEAD = 1 << 20
+"""Every metric line in the first MiB of a stream is parsed; after it, the
+lines :data:`metrics.HOT` finds (NaN, zero loss, …), every metric line for
+``FULL_AFTER_HOT`` bytes after one of them, and one metric line every
+``SAMPLE`` bytes (for the grad-norm median and the loss-scale maximum)."""
+FULL_AFTER_HOT = 64 << 10
+SAMPLE = 16 << 10
+CONTEXT_HEAD = 8 << 20
+"""Chip / version lines are looked for in the first 8 MiB of each stream (banners come first)."""
 
-    def __init__(self, matcher: Optional[Matcher] = None):
+
+class Scanner:
+    """Scan byte streams with one :class:`Matcher`; collect hits in order.
+
+    Besides the signature hits of the knowledge base, each stream is read for
+    its structure (:mod:`.structure`): Python tracebacks (all lines are read
+    while one is open), metric records (:mod:`.metrics`) and chip / version
+    facts (:mod:`.context`, shared by all streams of one run).
+    """
+
+    def __init__(self, matcher: Optional[Matcher] = None, context: Optional[context_mod.Context] = None):
         self.matcher = matcher or Matcher()
-        self.trigger = self.matcher.kb.trigger
+        self.kb_trigger = self.matcher.kb.trigger
+        base = self.kb_trigger.pattern + b"|" + b"|".join(re.escape(t) for t in _TB_WORDS)
+        met = b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS)
+        ctx = b"|".join(re.escape(t) for t in context_mod.TRIGGERS)
+        # [metrics on][context on] -> trigger
+        self.triggers = {
+            (False, False): re.compile(base), (True, False): re.compile(base + b"|" + met),
+            (False, True): re.compile(base + b"|" + ctx), (True, True): re.compile(base + b"|" + met + b"|" + ctx),
+        }
+        self.trigger = self.triggers[(True, True)]
+        self.full_until = FULL_HEAD
+        self.context = context if context is not None else context_mod.Context()
         self.seq = 0
+        self.year = 2000
+        self._tb = TracebackReader()
+        self._trackers: dict = {}
 
     def scan_stream(self, fh: BinaryIO, name: str, stats: FileStats, path_rank: Optional[int]) -> Iterator[Hit]:
         """Yield the hits of one stream, reading ``BLOCK`` bytes at a time."""
+        self._tb = TracebackReader()
+        self._trackers = {}
+        self.full_until = FULL_HEAD
         carry = b""
         lines_before = 0  # line number offset of the current region
         newlines, last = 0, b"\n"
@@ -212,6 +248,7 @@ class Scanner:
                 newlines += block.count(b"\n")
                 last = block[-1:]
             buf = carry + block if carry else block
+            self.base = stats.bytes - len(buf)
             if not block:
                 if buf:
                     yield from self._region(buf, len(buf), name, stats, path_rank, lines_before)
@@ -228,47 +265,118 @@ class Scanner:
             lines_before += buf.count(b"\n", 0, cut) + 1
             carry = buf[cut + 1:]
         stats.lines = newlines + (1 if stats.bytes and last != b"\n" else 0)
+        self._tb.end()
 
-    def _candidates(self, buf: bytes, cut: int) -> Iterator[tuple]:
-        """``(line_start, line_end, first_hit)`` of each line of ``buf[:cut]`` that the trigger hits."""
+    def _lines(self, buf: bytes, cut: int) -> Iterator[tuple]:
+        """``(line_start, line_end, metrics)`` of the lines of ``buf[:cut]`` to look at:
+        those the trigger hits, every line while a traceback is open, and the
+        metric lines chosen as described at :data:`FULL_HEAD` (``metrics`` true)."""
         pos = 0
-        search = self.trigger.search
-        while True:
-            m = search(buf, pos, cut)
-            if m is None:
-                return
-            ls = buf.rfind(b"\n", 0, m.start()) + 1
-            le = buf.find(b"\n", m.end(), cut)
+        tb = self._tb
+        ctx = self.context
+        base = self.base
+        hot_search = metrics_mod.HOT.search
+        met_search = _METRIC_TRIGGER.search
+        hot = -1  # start of the next HOT match at or after pos (cut: none)
+        sample = SAMPLE
+        while pos < cut:
+            full = base + pos < self.full_until
+            if tb.active:
+                ls, kind = pos, full
+            else:
+                trig = self.triggers[(full, not ctx.complete and base + pos < CONTEXT_HEAD)]
+                m = trig.search(buf, pos, cut)
+                cand = m.start() if m is not None else cut
+                kind = full
+                if not full:
+                    if hot < pos:
+                        hm = hot_search(buf, pos, cut)
+                        hot = hm.start() if hm is not None else cut
+                    if hot <= cand:
+                        cand, kind = hot, True
+                        self.full_until = base + hot + FULL_AFTER_HOT
+                    elif sample <= cand:
+                        sm = met_search(buf, sample, cand)
+                        if sm is not None:
+                            cand, kind = sm.start(), True
+                        sample = max(sample, cand) + SAMPLE
+                if cand >= cut:
+                    return
+                ls = buf.rfind(b"\n", 0, cand) + 1
+                if ls < pos:
+                    ls = pos
+            le = buf.find(b"\n", ls, cut)
             if le < 0:
                 le = cut
-            yield ls, le, m.start()
+            yield ls, le, kind
             pos = le + 1
-            if pos >= cut:
-                return
+
+    def _time(self, buf: bytes, ls: int, le: int, text: str) -> Optional[float]:
+        t, self.year = parse_time(text, self.year)
+        if t is None:
+            t = _ts(buf, max(0, ls - LOOKBACK), ls, self.year)
+        return t
 
     def _region(self, buf: bytes, cut: int, name: str, stats: FileStats, path_rank: Optional[int], lines_before: int) -> Iterator[Hit]:
         counted_pos, counted = 0, 0
-        for ls, le, hit in self._candidates(buf, cut):
+        ym = _TS.search(buf, 0, min(cut, 1 << 16))
+        if ym is not None and 1990 < int(ym.group(1)) < 2200:
+            self.year = int(ym.group(1))  # for year-less stamps (glog W0501, vLLM 05-01) of this region
+        ctx = self.context
+        for ls, le, metric_ok in self._lines(buf, cut):
             counted += buf.count(b"\n", counted_pos, ls)
             counted_pos = ls
-            start = ls if hit - ls < MAX_LINE else hit - MAX_LINE // 2  # a window around the hit in a very long line
-            raw = buf[start:min(le, start + MAX_LINE * 4)]
+            if le - ls < MAX_LINE * 4:
+                raw = buf[ls:le]
+            else:  # a very long line: a window around the first trigger hit
+                m = self.trigger.search(buf, ls, le)
+                start = ls if m is None or m.start() - ls < MAX_LINE else m.start() - MAX_LINE // 2
+                raw = buf[start:start + MAX_LINE * 4]
             text = decode(raw).rstrip("\r").replace("\x00", "")
-            lm = self.matcher.match_line(text)
-            if lm is None:
-                continue
-            stats.hits += 1
-            rank = rank_from_line(text)
+            lineno = lines_before + counted + 1
+            rank, body, prefixed = split_rank(text)
             if rank is None or rank < 0:
                 rank = path_rank
-            t = _ts(buf, ls, le)
-            if t is None:
-                t = _ts(buf, max(0, ls - LOOKBACK), ls)
+            exc = None
+            if self._tb.active or _TB_TRIGGER.search(raw) or b"above exception" in raw:
+                exc = self._tb.feed(rank if prefixed else None, body)
+            events = []
+            if metric_ok and (_METRIC_TRIGGER.search(raw) or metrics_mod.SCALE_MIN_MSG in body):
+                events = self._metrics(rank, body, lineno, self.base + le)
+            if not ctx.complete and self.base + ls < CONTEXT_HEAD and _CONTEXT_TRIGGER.search(raw):
+                ctx.feed(body, name, lineno)
+            lm = self.matcher.match_line(text) if self.kb_trigger.search(raw) else None
+            if lm is None and exc is None and not events:
+                continue
+            if lm is None:
+                lm = LineMatch([], [], [], [])
+            stats.hits += 1
+            t = self._time(buf, ls, le, text)
             self.seq += 1
+            frame = None
+            if exc is not None and exc.frame is not None:
+                frame = Frame(exc.frame.path, exc.frame.line, exc.frame.function)
+            elif lm.signatures or lm.cann_codes or lm.acl_codes or lm.err_codes:
+                frame = _frame(buf, max(0, ls - LOOKBACK), ls)
             yield Hit(
-                file=name, line=lines_before + counted + 1, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
-                frame=_frame(buf, max(0, ls - LOOKBACK), ls), seq=self.seq,
+                file=name, line=lineno, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
+                frame=frame, seq=self.seq, exc=exc, events=events, file_key=name,
             )
+
+    def _metrics(self, rank: Optional[int], body: str, lineno: int, end: int) -> list:
+        tr = self._trackers.get(rank)
+        if tr is None:
+            if len(self._trackers) >= 4096:
+                return []
+            tr = self._trackers[rank] = metrics_mod.Tracker()
+        if metrics_mod.SCALE_MIN_MSG in body:
+            return tr.scale_at_minimum(lineno, body)
+        values = metrics_mod.parse_metrics(body)
+        if not values:
+            return []
+        if end >= self.full_until and metrics_mod.anomalous(values, tr.floor):
+            self.full_until = end + FULL_AFTER_HOT
+        return tr.feed(values, lineno, body)
 
 
 def expand_inputs(paths: tuple) -> tuple[list, list]:
