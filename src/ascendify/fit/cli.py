@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Optional
 
@@ -10,13 +9,13 @@ import click
 
 from ascendify.fit.engine import OPTIMIZERS
 from ascendify.fit.levers import SHARDS
+from ascendify.options import chip_option, envelope, input_option, plot_option, report_options
 
 
 @click.command("fit")
 @click.argument("factory")
-@click.option("--input", "inputs", multiple=True, metavar="SPEC",
-              help="Model input name:d0,d1,...[:dtype[:low-high]] as in probe; axis 0 is the batch (repeatable).")
-@click.option("--chip", metavar="SOC", help="soc_version to fit into, e.g. Ascend910B3 (default: config chip).")
+@input_option("Model input name:d0,d1,...[:dtype[:low-high]] as in probe; axis 0 is the batch (repeatable).")
+@chip_option("soc_version to fit into, e.g. Ascend910B3 (default: [tool.ascendify] chip).")
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="adam", show_default=True,
               help="torch.optim class with its defaults (sgd: momentum 0.9); none: no optimizer step.")
 @click.option("--foreach/--no-foreach", default=True, show_default=True,
@@ -33,10 +32,8 @@ from ascendify.fit.levers import SHARDS
               help="PYTORCH_NPU_ALLOC_CONF for the allocator model (default: that variable here), e.g. expandable_segments:True.")
 @click.option("--runtime-reserve", type=float, metavar="MIB", default=None,
               help="MiB per device held outside the caching allocator (default: the allocator model's unverified 3.5 GiB).")
-@click.option("--plot", metavar="FILE", help="Write the memory-over-step chart as PNG or SVG (needs matplotlib).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
-              help="Output format (default: text, or json for an -o file ending .json).")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False), metavar="FILE", help="Write the report to this file.")
+@plot_option("Also write the memory-over-step chart here (.png or .svg; needs matplotlib).")
+@report_options()
 def fit(factory: str, inputs: tuple, chip: Optional[str], optimizer: str, foreach: bool, amp: Optional[str],
         checkpointing: Optional[str], cards: int, shard: Optional[str], batch: Optional[str], no_suggest: bool,
         alloc_conf: Optional[str], runtime_reserve: Optional[float], plot: Optional[str], fmt: Optional[str], output_file: Optional[str]) -> int:
@@ -52,23 +49,17 @@ def fit(factory: str, inputs: tuple, chip: Optional[str], optimizer: str, foreac
         raise AscendifyError(f"--batch '{batch}': only 'auto' is accepted; set the batch in the --input shapes")
     if not chip:
         chip = _config_chip()
-    if fmt is None:
-        fmt = "json" if output_file and output_file.lower().endswith(".json") else "text"
     result = run_fit(factory, list(inputs), chip=chip, optimizer=optimizer, amp=amp, checkpointing=checkpointing,
                      cards=cards, shard=shard, batch_auto=batch == "auto", foreach=foreach, suggest=not no_suggest,
                      alloc_conf=alloc_conf if alloc_conf is not None else os.environ.get("PYTORCH_NPU_ALLOC_CONF") or None,
                      runtime_reserve=int(runtime_reserve * (1 << 20)) if runtime_reserve is not None else None)
     if plot:
         write_plot(result, plot)
-    text = json.dumps(result, indent=1, ensure_ascii=False) + "\n" if fmt == "json" else render_text(result)
-    if output_file:
-        from ascendify.fsutil import atomic_write
-        try:
-            atomic_write(output_file, text.encode("utf-8"))
-        except OSError as exc:
-            raise AscendifyError(f"{output_file}: cannot write ({exc.strerror}); choose another --output-file") from None
+    from ascendify.options import emit, emit_json
+    if fmt == "json":
+        emit_json(envelope("fit", result), output_file)
     else:
-        click.echo(text, nl=False)
+        emit(render_text(result), output_file)
     return 1 if result["fits"] is False else 0
 
 
