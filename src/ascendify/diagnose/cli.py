@@ -11,7 +11,7 @@ import click
 from ascendify.diagnose.engine import Finding, Report, _iso
 from ascendify.diagnose.engine import diagnose as run_diagnose
 from ascendify.diagnose.rules import rule_info
-from ascendify.options import chip_option, emit, report_options, torch_npu_option
+from ascendify.options import chip_option, emit, envelope, report_options, torch_npu_option
 
 _WRAP = 100
 
@@ -164,7 +164,7 @@ def diagnose(logs, fmt, output_file, chip, torch_npu, max_findings, fail_on) -> 
     """
     report = run_diagnose(tuple(logs), chip=chip, torch_npu=torch_npu)
     if fmt == "json":
-        text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(envelope("diagnose", report.to_dict()), indent=2, ensure_ascii=False) + "\n"
     else:
         text = render_text(report, None if max_findings == 0 else max_findings)
     emit(text, output_file)
