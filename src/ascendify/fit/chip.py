@@ -97,6 +97,20 @@ def set_runtime_reserve(nbytes: Optional[int]) -> None:
         _RESERVE_OVERRIDE.append(int(nbytes))
 
 
+def hccl_bytes(cards: int) -> int:
+    """Device bytes HCCL keeps outside the caching allocator for a data-parallel job on
+    ``cards`` devices: one communicator (``allocator.hccl_buffer_bytes(1)``); 0 for one card
+    or without the allocator model."""
+    if cards <= 1:
+        return 0
+    try:
+        from ascendify.fit import allocator
+    except ImportError:
+        return 0
+    fn = getattr(allocator, "hccl_buffer_bytes", None)
+    return int(fn(1)) if fn else 0
+
+
 def verdict(soc: Optional[str], reserved: int) -> dict:
     """``{"chip", "hbm_bytes", "hbm_source", "usable_bytes", "fits", "margin_bytes"}`` for a step
     that needs ``reserved`` allocator bytes on ``soc``; ``fits``/``margin_bytes`` are None when

@@ -6,7 +6,9 @@
 - ``shard``: ZeRO / FSDP across N cards, *computed from the measured split* (not re-run):
   zero1 divides optimizer states by N, zero2 also gradients, zero3 / fsdp also parameters;
   zero3 / fsdp add back one block's full parameters (the all-gathered block being computed).
-  The new peak is the maximum over the whole measured timeline of the re-weighted categories.
+  The new peak is the maximum over the whole measured timeline of the re-weighted categories;
+  its reserved bytes add the allocator overhead measured unsharded and HCCL's buffers for one
+  communicator (``ascendify.fit.allocator.hccl_buffer_bytes``).
 - ``batch auto``: the largest batch that fits, found by binary search on fake runs at the
   candidate sizes (activations re-measured at every size, not extrapolated).
 """
@@ -89,6 +91,7 @@ def row(session: FitSession, lever: str, opts: StepOptions, shard: Shard, soc: O
         peak = sharded_peak(m, shard, block_param_bytes(session))
         reserved = peak + (raw_reserved - m.peak_bytes)  # the allocator's overhead as measured unsharded
         how = "computed from the measured split"
+        reserved += chipmod.hccl_bytes(shard.cards)  # HCCL's buffers for the data-parallel communicator
     v = chipmod.verdict(soc, reserved)
     return {"lever": lever, "batch": m.batch, "amp": opts.amp, "checkpointing": opts.checkpointing,
             "checkpointed_modules": len(m.checkpointed), "shard": shard.kind, "cards": shard.cards if shard.kind else 1,

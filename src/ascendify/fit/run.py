@@ -155,7 +155,8 @@ def _notes(configured: dict, soc: Optional[str]) -> List[str]:
         notes.append("no caching-allocator model installed: reserved_bytes = peak_bytes (no block rounding)")
     if configured.get("shard"):
         notes.append(f"{configured['shard']} x{configured['cards']} is computed from the measured split, not re-run; "
-                     "communication buckets are not counted")
+                     "HCCL's buffers for one communicator are added to reserved_bytes; framework communication buckets "
+                     "(DeepSpeed reduce/allgather buckets, FSDP prefetch) are not counted")
     if soc and chipmod.hbm_bytes(soc) is None:
         notes.append(f"the HBM size of {soc} is unknown, so there is no fits verdict")
     if not soc:
