@@ -77,8 +77,9 @@ def render_text(result: dict) -> str:
             out.append(f"Chip {result['chip']}: HBM size unknown — no verdict")
         else:
             verdict = "FITS" if result["fits"] else "DOES NOT FIT"
+            unverified = " (unverified)" if str(result.get("runtime_reserve_source") or "").startswith("unverified") else ""
             out.append(f"Chip {result['chip']}: HBM {human(result['hbm_bytes'])}, runtime reserve "
-                       f"{human(result['runtime_reserve_bytes'])} → {human(result['usable_bytes'])} usable: "
+                       f"{human(result['runtime_reserve_bytes'])}{unverified} → {human(result['usable_bytes'])} usable: "
                        f"{verdict}, margin {human(result['margin_bytes'])}")
             if result.get("hbm_source"):
                 out.append(f"  source: {result['hbm_source']}")
