@@ -136,3 +136,23 @@ def test_batch_axis_is_re_measured():
     b = s.measure(StepOptions(), batch=20)
     assert a.batch == 10 and b.batch == 20
     assert b.totals["saved_activations"] == 2 * a.totals["saved_activations"] == 20 * H * 4
+
+
+def test_mlp_backward_peak_split_by_hand():
+    # no optimizer, a big batch: the peak is in backward, when ReLU's backward allocates the gradient
+    # of the first Linear's output while the saved ReLU output r, the gradient of r and the second
+    # Linear's weight/bias gradients are live
+    B = 1000
+    m = session(models.mlp, f"x:{B},{I}", optimizer="none").measure(StepOptions(optimizer="none"))
+    P = 848
+    assert m.peak_phase == "backward"
+    assert m.split["parameters"] == P
+    assert m.split["inputs"] == B * I * 4
+    assert m.split["activations"] == B * H * 4  # r
+    assert m.split["gradients"] == (H * O + O) * 4  # dW2, db2 (dW1, db1 come after the peak)
+    # grad of r and grad of the first Linear's output, plus a few 4-byte scalars (loss, its gradient)
+    assert 2 * B * H * 4 <= m.split["temporaries"] <= 2 * B * H * 4 + 32
+    assert m.split["optimizer_states"] == 0
+    # the forward peak is lower: P + x + the Linear output and the ReLU output
+    fwd_end = m.phase_starts["backward"]
+    assert max(m.timeline[:fwd_end]) < m.peak_bytes

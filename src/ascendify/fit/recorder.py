@@ -85,6 +85,7 @@ class StepRecorder:
             self._fqn = {id(m): name for name, m in model.named_modules()}
         self._stack: List[str] = []
         self.live = set()  # sids of the storages alive now
+        self.closed = False
         self._mode = None
         self._hooks = []
         self._saved_ctx = None
@@ -120,7 +121,7 @@ class StepRecorder:
         def freed(ref, sid=sid, key=key):
             info = trace.storages[sid]
             self.live.discard(sid)
-            if info.nbytes:
+            if info.nbytes and not self.closed:  # frees after the step are not part of it
                 trace.events.append(Event(sid, -info.nbytes, trace.ops, self.phase))
             ent = refs.get(key)
             if ent is not None and ent[0] is ref:
@@ -192,6 +193,7 @@ class StepRecorder:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.closed = True
         self._mode.__exit__(*exc)
         self._saved_ctx.__exit__(*exc)
         for h in self._hooks:
