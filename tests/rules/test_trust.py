@@ -6,6 +6,7 @@ negative one (the wording or finding that would mislead is absent).
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from .helpers import findings_for
@@ -343,3 +344,50 @@ def test_every_agnostic_message_template_formats_like_the_npu_one():
         npu_fields = {n for _, n, _, _ in string.Formatter().parse(r.message) if n}
         assert fields <= npu_fields | {"agnostic"}, r.code
         assert "on Ascend use" not in r.message_agnostic, r.code
+
+
+# ------------------------------------------------------------------ rule pages cite public pages
+NOTES = re.compile(r"(?:migration-tools|op-support-and-versions|accuracy-profiling-atc)\.md|seeds/|native_api_docs|third_party_rules")
+
+
+def _sources():
+    """Every `source` in the rule data: the rules' and the per-entry tables' (env vars, allocator options, libraries)."""
+    import glob
+    import os
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    from ascendify.rules.registry import load_rules
+
+    out = [(r.code, r.source, r.verified, r.source) for r in load_rules().values()]
+    data = os.path.join(os.path.dirname(__import__("ascendify.rules", fromlist=["x"]).__file__), "data")
+    for path in glob.glob(os.path.join(data, "*.toml")):
+        doc = tomllib.loads(open(path, encoding="utf-8").read())
+        for key, val in doc.items():
+            for i, ent in enumerate(val if isinstance(val, list) else [val] if isinstance(val, dict) else []):
+                if isinstance(ent, dict) and "source" in ent and key != "rule":
+                    out.append((f"{os.path.basename(path)}:{key}[{i}]", ent["source"], ent.get("verified", True), ent["source"]))
+    return out
+
+
+def _cites_public_page(src: str, verified: bool) -> bool:
+    return not verified or bool(re.search(r"https?://\S+", src)) or "not an NPU fact" in src or "none found" in src
+
+
+def test_every_verified_rule_source_has_a_public_url():
+    assert [code for code, src, verified, _ in _sources() if not _cites_public_page(src, verified)] == []
+    # the check itself: a note-only source of a verified rule fails, an unverified one may lack a URL
+    assert not _cites_public_page("migration-tools.md §3.3 (transfer_to_npu ...)", True)
+    assert _cites_public_page("field guide only", False)
+    assert not NOTES.search(re.sub(r"\[see also [^\]]*\]", "", "https://x.org/a [see also migration-tools.md §3.3]"))
+    assert NOTES.search("accuracy-profiling-atc.md §5.5 (HCCL_SOCKET_IFNAME)")
+
+
+def test_research_notes_are_only_a_see_also():
+    for code, src, _v, _ in _sources():
+        rest = re.sub(r"\[see also [^\]]*\]", "", src)
+        assert not NOTES.search(rest), (code, NOTES.search(rest).group(0), rest[:200])
+
