@@ -1,15 +1,16 @@
-"""Throughput and memory of `ascendify diagnose` on a large synthetic log.
+"""Throughput and memory of `ascendify diagnose` on large synthetic logs.
 
-Writes a log of --size MiB (default 1024 = 1 GiB) made of ordinary training
-lines with a few known errors, then in separate child processes measures
+Default (``--scaling 10,100``): writes a *noisy* log of 10 MB and one of 100 MB
+(torchrun-prefixed ranks, JSON-lines and HF-dict metrics, torch warnings with
+library paths, tracebacks, CANN error blocks, plog lines), diagnoses each in a
+child process and prints time per MB and peak RSS for both, with the ratios
+100 MB / 10 MB: linear time means a time-per-MB ratio near 1, bounded memory a
+peak-RSS ratio near 1.  ``--size N`` keeps the older single-log run (ordinary
+training lines, default 1 GiB) against a plain line-reading baseline.  Nothing
+is asserted (speed depends on the machine).
 
-* a baseline: reading the file line by line in Python and doing nothing;
-* `diagnose` on the same file;
-
-and prints wall time, MB/s, peak RSS of each child, and the ratio to the
-baseline.  Nothing is asserted (speed depends on the machine).
-
-    .venv/bin/python bench/diagnose_bench.py            # 1 GiB
+    .venv/bin/python bench/diagnose_bench.py                 # 10 MB and 100 MB noisy logs
+    .venv/bin/python bench/diagnose_bench.py --scaling 10,50,200
     .venv/bin/python bench/diagnose_bench.py --size 200 --keep /tmp/x.log
 """
 
@@ -56,6 +57,55 @@ def write_log(path: str, size_mib: int) -> int:
     return n + 1
 
 
+NOISY = [
+    "[rank{r}]:2026-05-01 10:{m:02d}:{s:02d},{ms:03d} INFO train.py:212 step {n} loss 2.{n4:04d} lr 3.0e-04 grad_norm 1.0{d}",
+    '{{"step": {n}, "loss": 2.{n4:04d}, "grad_norm": 0.9{d}, "loss_scale": 65536.0, "learning_rate": 3e-05}}',
+    "{{'loss': 1.{n4:04d}, 'grad_norm': 1.{d}, 'learning_rate': 2e-05, 'epoch': 0.{n4:04d}}}",
+    "[rank{r}]:/opt/venv/lib/python3.10/site-packages/torch/nn/modules/module.py:1518: UserWarning: torch.npu.amp.autocast "
+    "is deprecated, use torch.amp.autocast('npu') (triggered internally at torch_npu/csrc/aten/common/FormatCastKernelNpu.cpp:9)",
+    "[INFO] RUNTIME(4242,python3):2026-05-01-10:{m:02d}:{s:02d}.{ms:03d}.001 [stream.cc:188]4250 StreamSync: stream {n} done",
+    "[rank{r}]: iteration {n:8d}/ 1000000 | consumed samples: {n:10d} | lm loss: 2.3{d}E+00 | loss scale: 65536.0 | grad norm: 1.{d} |",
+    "[default{r}]:  0%|          | {n}/1000000 [00:{s:02d}<99:00:00,  1.2it/s]",
+]
+NOISY_RARE = [
+    "[rank{r}]:Traceback (most recent call last):\n"
+    '[rank{r}]:  File "/home/u/proj/train.py", line 141, in <module>\n'
+    "[rank{r}]:    main()\n"
+    '[rank{r}]:  File "/opt/venv/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 630, in __next__\n'
+    "[rank{r}]:    data = self._next_data()\n"
+    "[rank{r}]:KeyError: 'sample_{n4}'",
+    "[ERROR] 2026-05-01-10:{m:02d}:{s:02d} (PID:4242, Device:0, RankID:{r}) ERR01100 OPS call acl api failed\n"
+    "EZ1001: [PID: 4242] 2026-05-01-10:{m:02d}:{s:02d}.100.200 Tensor self not implemented for DT_DOUBLE, should be in dtype "
+    "support list [DT_FLOAT,DT_FLOAT16].\n"
+    "        TraceBack (most recent call last):\n"
+    "        Not support dtype.",
+    "CAUTION: The operator 'aten::op_{n4}' is not currently supported on the NPU backend and will fall back to run on the CPU.",
+]
+
+
+def write_noisy(path: str, size_mb: int) -> int:
+    """A noisy log of ``size_mb`` MB (10**6 bytes); returns the number of lines."""
+    target = size_mb * 10**6
+    n = lines = written = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        while written < target:
+            chunk = []
+            for _ in range(5000):
+                n += 1
+                f = dict(r=n % 8, m=(n // 60) % 60, s=n % 60, ms=n % 1000, n=n, n4=n % 10000, d=n % 10)
+                if n % 20011 == 0:
+                    line = NOISY_RARE[(n // 20011) % len(NOISY_RARE)].format(**f)
+                else:
+                    line = NOISY[n % len(NOISY)].format(**f)
+                chunk.append(line)
+            text = "\n".join(chunk) + "\n"
+            lines += text.count("\n")
+            fh.write(text)
+            written += len(text)
+        fh.write(OOM + "\n")
+    return lines + 1
+
+
 CHILD_BASELINE = """
 import sys, time, resource
 t = time.perf_counter()
@@ -80,11 +130,43 @@ def child(code: str, path: str) -> list:
     return out
 
 
+def scaling(sizes: list) -> None:
+    tmpdir = tempfile.mkdtemp(prefix="ascendify-bench-")
+    rows = []
+    try:
+        for mb in sizes:
+            path = os.path.join(tmpdir, f"noisy_{mb}.log")
+            lines = write_noisy(path, mb)
+            size = os.path.getsize(path)
+            bt, brss = child(CHILD_BASELINE, path)
+            dt, drss, nfind, first, nlines = child(CHILD_DIAGNOSE, path)
+            os.remove(path)
+            rows.append((mb, size, float(dt), int(drss) / 1024, float(bt), int(brss) / 1024, int(nfind), first, lines, int(nlines)))
+            print(f"{size / 1e6:7.1f} MB, {lines:,} lines: diagnose {float(dt):7.2f} s = {float(dt) / (size / 1e6) * 1000:6.1f} ms/MB, "
+                  f"peak RSS {int(drss) / 1024:6.1f} MiB; baseline read {float(bt) / (size / 1e6) * 1000:5.1f} ms/MB, "
+                  f"RSS {int(brss) / 1024:5.1f} MiB; findings {nfind}, first {first}, lines counted {int(nlines):,}")
+    finally:
+        try:
+            os.rmdir(tmpdir)
+        except OSError:
+            pass
+    if len(rows) >= 2:
+        a, b = rows[0], rows[-1]
+        per_a, per_b = a[2] / a[1], b[2] / b[1]
+        print(f"ratio {b[0]} MB / {a[0]} MB: time per MB {per_b / per_a:.2f}x (1.00 = linear), "
+              f"peak RSS {b[3] / a[3]:.2f}x (1.00 = bounded)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=1024, help="log size in MiB (default 1024)")
-    ap.add_argument("--keep", default=None, help="write the log here and keep it")
+    ap.add_argument("--size", type=int, default=None, help="single-log mode: log size in MiB (e.g. 1024)")
+    ap.add_argument("--scaling", default="10,100", help="noisy logs of these sizes in MB (default 10,100)")
+    ap.add_argument("--keep", default=None, help="single-log mode: write the log here and keep it")
     a = ap.parse_args()
+    if a.size is None and a.keep is None:
+        scaling([int(x) for x in a.scaling.split(",") if x.strip()])
+        return
+    a.size = a.size or 1024
     tmpdir = None
     path = a.keep
     if path is None:

@@ -37,8 +37,13 @@ _CANN = [
     re.compile(r"ascend-toolkit/(\d+\.\d+\.(?:RC\d+|\d+)(?:\.(?:alpha|beta)\d+)?)"),
     re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:RC\d+|\d+)(?:\.(?:alpha|beta)\d+)?)", re.IGNORECASE),
 ]
-TRIGGERS = (b"oc_version", b"ocVersion", b"Ascend910", b"Ascend310", b"Ascend950", b"910B", b"910C", b"910A", b"310P",
-            b"torch", b"Torch", b"CANN", b"cann-toolkit", b"ascend-toolkit")
+TRIGGERS_BY_KEY = {
+    "chip": (b"oc_version", b"ocVersion", b"Ascend910", b"Ascend310", b"Ascend950", b"910B", b"910C", b"910A", b"310P"),
+    "torch_npu": (b"torch", b"Torch"),
+    "torch": (b"torch", b"Torch"),
+    "cann": (b"CANN", b"cann-toolkit", b"ascend-toolkit"),
+}
+TRIGGERS = tuple(dict.fromkeys(t for ts in TRIGGERS_BY_KEY.values() for t in ts))
 """Byte strings the scanner's trigger adds so that banner and ``npu-smi`` lines reach :meth:`Context.feed`."""
 
 
@@ -64,6 +69,10 @@ class Context:
     @property
     def complete(self) -> bool:
         return len(self.values) == 4
+
+    def missing_triggers(self) -> tuple:
+        """The trigger words of the facts not known yet."""
+        return tuple(dict.fromkeys(t for k, ts in TRIGGERS_BY_KEY.items() if k not in self.values for t in ts))
 
     def _set(self, key: str, value: str, file: str, line: int, text: str) -> None:
         if key not in self.values:

@@ -23,7 +23,7 @@ from typing import BinaryIO, Iterator, Optional
 from ascendify.diagnose import context as context_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher
-from ascendify.diagnose.structure import ExcInfo, TracebackReader, parse_time, split_rank
+from ascendify.diagnose.structure import ExcInfo, TracebackReader, parse_time, prefix_rank, rank_in_text, split_rank
 from ascendify.errors import AscendifyError
 
 BLOCK = 1 << 20
@@ -191,8 +191,9 @@ lines :data:`metrics.HOT` finds (NaN, zero loss, …), every metric line for
 ``SAMPLE`` bytes (for the grad-norm median and the loss-scale maximum)."""
 FULL_AFTER_HOT = 64 << 10
 SAMPLE = 16 << 10
-CONTEXT_HEAD = 8 << 20
-"""Chip / version lines are looked for in the first 8 MiB of each stream (banners come first)."""
+CONTEXT_HEAD = 1 << 20
+"""Chip / version lines are looked for in the first MiB of each stream (banners, `pip list`, `npu-smi` come first;
+the context words, `torch` above all, slow the trigger search down about 2x)."""
 
 
 class Scanner:
@@ -207,21 +208,33 @@ class Scanner:
     def __init__(self, matcher: Optional[Matcher] = None, context: Optional[context_mod.Context] = None):
         self.matcher = matcher or Matcher()
         self.kb_trigger = self.matcher.kb.trigger
-        base = self.kb_trigger.pattern + b"|" + b"|".join(re.escape(t) for t in _TB_WORDS)
-        met = b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS)
-        ctx = b"|".join(re.escape(t) for t in context_mod.TRIGGERS)
-        # [metrics on][context on] -> trigger
-        self.triggers = {
-            (False, False): re.compile(base), (True, False): re.compile(base + b"|" + met),
-            (False, True): re.compile(base + b"|" + ctx), (True, True): re.compile(base + b"|" + met + b"|" + ctx),
-        }
-        self.trigger = self.triggers[(True, True)]
-        self.full_until = FULL_HEAD
         self.context = context if context is not None else context_mod.Context()
+        self._base = self.kb_trigger.pattern + b"|" + b"|".join(re.escape(t) for t in _TB_WORDS)
+        self._met = b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS)
+        self._ctx_missing = None
+        self._ctx_trigger_update()
+        self.full_until = FULL_HEAD
         self.seq = 0
         self.year = 2000
         self._tb = TracebackReader()
         self._trackers: dict = {}
+
+    def _ctx_trigger_update(self) -> None:
+        """(Re)build the triggers for [metrics on][context on]; the context words are
+        only those of the facts still missing (no ``torch`` once both versions are known)."""
+        missing = self.context.missing_triggers()
+        if missing == self._ctx_missing:
+            return
+        self._ctx_missing = missing
+        base, met = self._base, self._met
+        ctx = b"|".join(re.escape(t) for t in missing)
+        self.triggers = {
+            (False, False): re.compile(base), (True, False): re.compile(base + b"|" + met),
+            (False, True): re.compile(base + b"|" + ctx) if ctx else re.compile(base),
+            (True, True): re.compile(base + b"|" + met + b"|" + ctx) if ctx else re.compile(base + b"|" + met),
+        }
+        self.trigger = self.triggers[(True, True)]
+        self._context_trigger = re.compile(ctx) if ctx else re.compile(b"(?!x)x")
 
     def scan_stream(self, fh: BinaryIO, name: str, stats: FileStats, path_rank: Optional[int]) -> Iterator[Hit]:
         """Yield the hits of one stream, reading ``BLOCK`` bytes at a time."""
@@ -279,14 +292,17 @@ class Scanner:
         met_search = _METRIC_TRIGGER.search
         hot = -1  # start of the next HOT match at or after pos (cut: none)
         sample = SAMPLE
+        t_key, t_at = None, -1  # the trigger last searched and the start of its next match (cut: none)
         while pos < cut:
             full = base + pos < self.full_until
             if tb.active:
                 ls, kind = pos, full
             else:
-                trig = self.triggers[(full, not ctx.complete and base + pos < CONTEXT_HEAD)]
-                m = trig.search(buf, pos, cut)
-                cand = m.start() if m is not None else cut
+                key = (full, not ctx.complete and base + pos < CONTEXT_HEAD)
+                if key != t_key or t_at < pos:  # a match found before is still the next one until pos passes it
+                    m = self.triggers[key].search(buf, pos, cut)
+                    t_key, t_at = key, (m.start() if m is not None else cut)
+                cand = t_at
                 kind = full
                 if not full:
                     if hot < pos:
@@ -334,22 +350,24 @@ class Scanner:
                 raw = buf[start:start + MAX_LINE * 4]
             text = decode(raw).rstrip("\r").replace("\x00", "")
             lineno = lines_before + counted + 1
-            rank, body, prefixed = split_rank(text)
-            if rank is None or rank < 0:
-                rank = path_rank
+            prank, body = prefix_rank(text)
             exc = None
             if self._tb.active or _TB_TRIGGER.search(raw) or b"above exception" in raw:
-                exc = self._tb.feed(rank if prefixed else None, body)
+                exc = self._tb.feed(prank, body)
             events = []
             if metric_ok and (_METRIC_TRIGGER.search(raw) or metrics_mod.SCALE_MIN_MSG in body):
-                events = self._metrics(rank, body, lineno, self.base + le)
-            if not ctx.complete and self.base + ls < CONTEXT_HEAD and _CONTEXT_TRIGGER.search(raw):
+                events = self._metrics(prank if prank is not None else path_rank, body, lineno, self.base + le)
+            if not ctx.complete and self.base + ls < CONTEXT_HEAD and self._context_trigger.search(raw):
                 ctx.feed(body, name, lineno)
+                self._ctx_trigger_update()
             lm = self.matcher.match_line(text) if self.kb_trigger.search(raw) else None
             if lm is None and exc is None and not events:
                 continue
             if lm is None:
                 lm = LineMatch([], [], [], [])
+            rank = prank if prank is not None else rank_in_text(text)
+            if rank is None or rank < 0:
+                rank = path_rank
             stats.hits += 1
             t = self._time(buf, ls, le, text)
             self.seq += 1

@@ -34,6 +34,23 @@ _IN_LINE = [
 ]
 
 
+def prefix_rank(line: str) -> tuple:
+    """``(rank or None, body)`` from a leading launcher prefix only (cheap: one anchored match)."""
+    m = _PREFIX.match(line)
+    if m:
+        return int(next(g for g in m.groups() if g is not None)), line[m.end():]
+    return None, line
+
+
+def rank_in_text(line: str) -> Optional[int]:
+    """A rank the text names (``RankID:2``, ``[Rank 2]``, ``rank 2``), else None."""
+    for rx in _IN_LINE:
+        m = rx.search(line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
 def split_rank(line: str) -> tuple:
     """``(rank or None, body, prefixed)``: the rank a line names, the line
     without a leading launcher prefix, and whether the rank came from such a
