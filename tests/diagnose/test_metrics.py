@@ -54,7 +54,8 @@ def test_jsonl_nan_loss_first_step(tmp_path):
     assert f.id == "metric-loss-nonfinite" and f.title == "Loss became NaN/inf at step 60"
     assert f.details["first_step"] == 60 and f.evidence[0].line == 60
     g = next(x for x in rep.findings if x.id == "metric-grad-norm-nonfinite")
-    assert g.details["first_step"] == 60 and g.details["records_nonfinite"] == 3
+    # a NaN grad norm in the same record as a NaN loss is reported at once (not an overflow step the scaler skips)
+    assert g.details["first_step"] == 60 and g.details["records_nonfinite"] == 1
     assert "GradScaler" in f.fix and "seed-amp" in f.source and f.verified
 
 
@@ -166,3 +167,24 @@ def test_symptom_data_complete():
     for s in data.symptoms.values():
         assert s.cause and s.fix and s.next_step and s.source and 0 < s.confidence <= 1
         assert s.severity in ("error", "warning") and s.role in ("cause", "consequence", "wrapper")
+
+
+def test_one_nan_grad_norm_with_a_zero_loss(tmp_path):
+    # a pasted HF Trainer excerpt: progress bars and one record whose loss is 0.0 and grad norm NaN
+    lines = [f"  0%|          | {i}/13080 [08:{i % 60:02d}<28:44:51,  7.95s/it]" for i in range(50, 60)]
+    lines += ["{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 4.5e-06, 'epoch': 0.02}", "",
+              "  0%|          | 61/13080 [08:46<29:39:21,  8.20s/it]"]
+    rep = _run(tmp_path, lines)
+    assert [f.id for f in rep.findings] == ["metric-grad-norm-nonfinite"]
+    assert rep.findings[0].evidence[0].line == 11
+
+
+def test_one_nan_grad_norm_among_many_finite_is_not_reported(tmp_path):
+    lines = [f"{{'loss': 1.{i:02d}, 'grad_norm': {'nan' if i == 4 else '2.5'}, 'epoch': 0.{i:02d}}}" for i in range(20)]
+    assert _ids(_run(tmp_path, lines)) == []
+
+
+def test_short_paste_with_nan_grad_norms(tmp_path):
+    # two records, both NaN: below the 3-record threshold, but every record that prints a grad norm is NaN
+    lines = ["{'loss': 1.2, 'grad_norm': nan, 'epoch': 0.1}", "{'loss': 1.1, 'grad_norm': nan, 'epoch': 0.2}"]
+    assert _ids(_run(tmp_path, lines)) == ["metric-grad-norm-nonfinite"]

@@ -179,6 +179,7 @@ class Tracker:
         self.nonfinite_first: dict = {}
         self.nonfinite_n = {"loss": 1, "grad_norm": int(t.get("nonfinite_grad_records", 3))}
         self.scale_max: Optional[float] = None
+        self.grad_records = 0
 
     def feed(self, values: dict, line: int, text: str) -> list:
         """Events decided by this record (each symptom id once per tracker)."""
@@ -186,13 +187,17 @@ class Tracker:
         step = values.get("step")
         where = (line, text[:300], step, self.records)
         out = []
+        if "grad_norm" in values:
+            self.grad_records += 1
         for key, sid in (("loss", "loss-nonfinite"), ("grad_norm", "grad-norm-nonfinite")):
             v = values.get(key)
             if v is not None and not math.isfinite(v):
                 self.nonfinite_count[key] += 1
                 if key not in self.nonfinite_first:
                     self.nonfinite_first[key] = (line, text[:300], step, self.records, v)
-                if sid not in self.reported and self.nonfinite_count[key] >= self.nonfinite_n[key]:
+                loss = values.get("loss")
+                with_bad_loss = key == "grad_norm" and loss is not None and (loss == 0.0 or not math.isfinite(loss))
+                if sid not in self.reported and (self.nonfinite_count[key] >= self.nonfinite_n[key] or with_bad_loss):
                     self.reported.add(sid)
                     fl, ft, fs, fr, fv = self.nonfinite_first[key]
                     out.append(Event(sid, fl, ft, fs, fr, fv, {key: _fmt(fv), "records_nonfinite": self.nonfinite_count[key]}))
@@ -236,6 +241,17 @@ class Tracker:
             if len(self.window) > self.window_n:
                 del self.window[0]
         return out
+
+    def finish(self) -> list:
+        """Events decided at the end of the stream: a NaN/inf grad norm in at least half of
+        the records that print one (a short paste with one bad record)."""
+        key, sid = "grad_norm", "grad-norm-nonfinite"
+        n = self.nonfinite_count[key]
+        if sid in self.reported or n == 0 or n * 2 < self.grad_records:
+            return []
+        self.reported.add(sid)
+        fl, ft, fs, fr, fv = self.nonfinite_first[key]
+        return [Event(sid, fl, ft, fs, fr, fv, {key: _fmt(fv), "records_nonfinite": n})]
 
     def scale_at_minimum(self, line: int, text: str) -> list:
         """DeepSpeed's ``Current loss scale already at minimum`` message."""

@@ -279,6 +279,13 @@ class Scanner:
             carry = buf[cut + 1:]
         stats.lines = newlines + (1 if stats.bytes and last != b"\n" else 0)
         self._tb.end()
+        for rank, tr in self._trackers.items():
+            events = tr.finish()
+            if events:
+                ev = events[0]
+                self.seq += 1
+                yield Hit(file=name, line=ev.line, text=ev.text.strip(), match=LineMatch([], [], [], []),
+                          rank=rank, time=None, frame=None, seq=self.seq, events=events, file_key=name)
 
     def _lines(self, buf: bytes, cut: int) -> Iterator[tuple]:
         """``(line_start, line_end, metrics)`` of the lines of ``buf[:cut]`` to look at:
