@@ -221,3 +221,14 @@ def test_timestamps(text, expected):
 
 def test_no_timestamp():
     assert parse_time("step 100 loss 2.0 lr 1e-4", 2026) == (None, 2026)
+
+
+def test_yearless_timestamps_are_shown_without_a_year(tmp_path):
+    rep = _run(tmp_path, "[rank1]:[E324 13:00:25.428029551 ProcessGroupHCCL.cpp:574] [Rank 1] Watchdog caught collective "
+                         "operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800047 "
+                         "milliseconds before timing out.\n")
+    assert rep.findings[0].evidence[0].to_dict()["time"] == "03-24T13:00:25.428029"
+    rep = _run(tmp_path, "2026-03-24 12:00:00,000 INFO start\n" + "x\n" * 3 + "[rank1]:[E324 13:00:25.5 ProcessGroupHCCL.cpp:574] "
+               "[Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=1) ran "
+               "for 2 milliseconds before timing out.\n", name="b.log")
+    assert rep.findings[0].evidence[0].to_dict()["time"] == "2026-03-24T13:00:25.500000"  # the year of the log's full dates

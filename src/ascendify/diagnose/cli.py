@@ -11,6 +11,7 @@ import click
 from ascendify.diagnose.engine import Finding, Report, _iso
 from ascendify.diagnose.engine import diagnose as run_diagnose
 from ascendify.diagnose.rules import rule_info
+from ascendify.diagnose.structure import is_user_frame
 from ascendify.options import chip_option, emit, envelope, report_options, torch_npu_option
 
 _WRAP = 100
@@ -31,6 +32,13 @@ def _where(f: Finding) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _short_time(t: float, decimals: int = 0) -> str:
+    """``2026-05-01 10:00:00`` (``.123`` with ``decimals=3``), or ``05-01 10:00:00`` without a known year."""
+    iso = _iso(t).replace("T", " ")
+    head, _, frac = iso.partition(".")
+    return head + ("." + frac[:decimals] if decimals and frac else "")
+
+
 def headline(report: Report) -> str:
     """One short line: the most likely root cause, where and when it happened."""
     if not report.findings:
@@ -44,7 +52,7 @@ def headline(report: Report) -> str:
     if ranks:
         bits.append(("rank " if len(ranks) == 1 else "ranks ") + ",".join(map(str, ranks[:8])) + ("…" if len(ranks) > 8 else ""))
     if f.first_time is not None:
-        bits.append(_iso(f.first_time).replace("T", " ")[:19])
+        bits.append(_short_time(f.first_time))
     where = f" ({', '.join(bits)})" if bits else ""
     line = f"Root cause: {f.title}{where}"
     if ff is not None and ff is not f and ff.first_time is not None:
@@ -64,7 +72,7 @@ def _timeline(report: Report) -> Optional[str]:
             after |= f.ranks
     after -= ff.ranks
     ranks = sorted(ff.ranks)
-    when = f" at {_iso(ff.first_time).replace('T', ' ')[:23]}" if ff.first_time is not None else ""
+    when = f" at {_short_time(ff.first_time, 3)}" if ff.first_time is not None else ""
     out = f"{'Rank' if len(ranks) == 1 else 'Ranks'} {','.join(map(str, ranks[:8]))} failed first{when} ({ff.title})"
     if after:
         out += f"; rank(s) {','.join(map(str, sorted(after)[:16]))} failed after it (consequences)"
@@ -111,7 +119,8 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
         if f.exception and f.generic is False:
             out.append(f"   {'raised':<9}{f.exception['type']}")
         if f.frame:
-            out.append(f"   {'code':<9}{f.frame['path']}:{f.frame['line']} in {f.frame['function']}")
+            label = "code" if is_user_frame(f.frame["path"]) else "library"  # no frame of the user's own code in the traceback
+            out.append(f"   {label:<9}{f.frame['path']}:{f.frame['line']} in {f.frame['function']}")
         if f.details.get("explain"):
             out.append(f"   {'memory':<9}{f.details['verdict']}")
             for line in f.details["explain"]:

@@ -138,10 +138,19 @@ class Finding:
         }
 
 
+YEARLESS = 2000
+"""Year given to timestamps that carry none (glog ``W0324 13:00:25``, vLLM ``03-24 13:00:25``) when the
+log has no full date either; such times are printed without a year."""
+
+
 def _iso(t: Optional[float]) -> Optional[str]:
+    """ISO 8601 time, or ``MM-DDTHH:MM:SS.ffffff`` for a log whose timestamps name no year."""
     if t is None:
         return None
-    return datetime.fromtimestamp(t).isoformat(timespec="microseconds")
+    dt = datetime.fromtimestamp(t)
+    if dt.year == YEARLESS:
+        return dt.isoformat(timespec="microseconds")[5:]
+    return dt.isoformat(timespec="microseconds")
 
 
 @dataclass
