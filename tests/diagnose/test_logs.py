@@ -224,7 +224,7 @@ def test_no_timestamp():
 
 
 def test_yearless_timestamps_are_shown_without_a_year(tmp_path):
-    rep = _run(tmp_path, "[rank1]:[E324 13:00:25.428029551 ProcessGroupHCCL.cpp:574] [Rank 1] Watchdog caught collective "
+    rep = _run(tmp_path, "[rank1]:[E324 13:00:25.428029 ProcessGroupHCCL.cpp:574] [Rank 1] Watchdog caught collective "
                          "operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800047 "
                          "milliseconds before timing out.\n")
     assert rep.findings[0].evidence[0].to_dict()["time"] == "03-24T13:00:25.428029"
