@@ -62,6 +62,8 @@ def test_json_shape():
         for e in f["evidence"]:
             assert set(e) == {"file", "line", "rank", "time", "text"}
     f0 = doc["findings"][0]
+    # issue 12's headline case: the catalogue explains it (torch_npu not imported / installed), not a bare exception
+    assert f0["id"] != "python-exception" and "torch_npu" in f0["cause"] and f0["role"] == "cause"
     assert f0["exception"]["type"] == "RuntimeError"
     assert f0["python_frame"] == {"path": "/home/dev/port/infer.py", "line": 8, "function": "<module>"}
     # confidence orders with the ranking: the root cause is surer than a wrapper
