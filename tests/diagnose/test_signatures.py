@@ -37,7 +37,9 @@ POSITIVE = [
     ("EI0015: rootInfo detection failed.", "hccl-rootinfo", None),
     # environment
     ("ImportError: /opt/venv/lib/python3.10/site-packages/torch_npu/lib/libtorch_npu.so: undefined symbol: MsprofSysCycleTime",
-     "undefined-symbol", "MsprofSysCycleTime"),
+     "torch-npu-cann-mismatch", "MsprofSysCycleTime"),  # the catalogue's specific entry supersedes undefined-symbol
+    ("ImportError: /opt/venv/lib/python3.10/site-packages/apex/_C.so: undefined symbol: _Z9fused_adamv",
+     "undefined-symbol", "_Z9fused_adamv"),
     ("OSError: libascendcl.so: cannot open shared object file: No such file or directory", "missing-library", "libascendcl.so"),
     ("ModuleNotFoundError: No module named 'tbe.common'", "cann-env-not-sourced", None),
     ("EH9999 init env failed", "cann-python-deps", None),
@@ -115,12 +117,20 @@ def test_uncovered_literal_is_rejected_on_load():
 
 
 def test_generic_codes_cann_acl_and_torch_npu():
+    # catalogued codes become catalogue entries (data/catalogue/*_codes.toml) ...
     lm = M.match_line("[ERROR] 2026-05-01-10:05:12 (PID:4242, Device:0, RankID:0) ERR01100 OPS call acl api failed")
-    assert lm.err_codes == [("01", "100", "OPS")]
+    assert [s.id for s, _ in lm.signatures] == ["torch-npu-ERR01100"] and lm.err_codes == []
     lm = M.match_line("EZ9999: Inner Error!")
-    assert lm.cann_codes == ["EZ9999"]
+    assert [s.id for s, _ in lm.signatures] == ["cann-EZ9999"] and lm.cann_codes == []
     lm = M.match_line("aclnnInplaceCopy failed, error code is 561103")
-    assert lm.acl_codes == [561103]
+    assert [s.id for s, _ in lm.signatures] == ["acl-561103"] and lm.acl_codes == []
+    # ... the others reach the generic finders
+    lm = M.match_line("[ERROR] 2026-05-01-10:05:12 (PID:4242, Device:0, RankID:0) ERR05100 XYZ call acl api failed")
+    assert lm.err_codes == [("05", "100", "XYZ")]
+    lm = M.match_line("EZ4321: Inner Error!")
+    assert lm.cann_codes == ["EZ4321"]
+    lm = M.match_line("aclnnInplaceCopy failed, error code is 561999")
+    assert lm.acl_codes == [561999]
     kb = load()
     assert kb.acl_code(561003)[1] == "cause"
     assert kb.acl_code(207001)[0].startswith("ACL_ERROR_RT_MEMORY_ALLOCATION")
@@ -164,7 +174,7 @@ def test_bf16_names_the_chip_without_bf16():
 def test_signature_data_is_complete():
     for s in load().signatures:
         assert s.cause and s.fix and s.next_step and s.source, s.id
-        assert re.fullmatch(r"[a-z0-9-]+", s.id)
+        assert re.fullmatch(r"[a-z0-9-]+|(?:cann|acl|torch-npu)-[A-Z0-9]+", s.id)  # code entries: cann-EZ9999, acl-107002
 
 
 def test_every_referenced_scan_rule_exists():

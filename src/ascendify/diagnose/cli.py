@@ -155,14 +155,16 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
 
 
 @click.command("diagnose", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("logs", nargs=-1, required=True)
+@click.argument("logs", nargs=-1, required=False)
+@click.option("--list", "list_catalogue", is_flag=True,
+              help="List the catalogue of known errors (id, family, title, source) and exit; honours --format.")
 @report_options()
 @chip_option("The chip the log comes from (soc_version such as Ascend910B3, or a family such as 910A); default: what the log shows.")
 @torch_npu_option("The torch_npu release the log comes from, e.g. 2.1.0.post3; default: what the log shows.")
 @click.option("--max", "max_findings", type=click.IntRange(0), default=20, show_default=True, help="Text: show at most this many findings (0 = all).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "never"]), default="error", show_default=True,
               help="Exit 1 when a finding at or above this severity is found.")
-def diagnose(logs, fmt, output_file, chip, torch_npu, max_findings, fail_on) -> int:
+def diagnose(logs, list_catalogue, fmt, output_file, chip, torch_npu, max_findings, fail_on) -> int:
     """Find the cause and fix of errors in NPU logs.
 
     LOGS are log files (also .gz), folders of rank logs or CANN plogs
@@ -171,6 +173,16 @@ def diagnose(logs, fmt, output_file, chip, torch_npu, max_findings, fail_on) -> 
     time); each gives evidence lines, cause, fix, the next diagnostic step and
     the `ascendify scan` rule that finds the cause in code.
     """
+    if list_catalogue:
+        from ascendify.diagnose.signatures import catalogue_rows, render_catalogue_list
+
+        if fmt == "json":
+            emit(json.dumps(envelope("diagnose", {"catalogue": catalogue_rows()}), indent=2, ensure_ascii=False) + "\n", output_file)
+        else:
+            emit(render_catalogue_list(), output_file)
+        return 0
+    if not logs:
+        raise click.UsageError("give LOGS (files, folders, '-') or --list")
     report = run_diagnose(tuple(logs), chip=chip, torch_npu=torch_npu)
     if fmt == "json":
         text = json.dumps(envelope("diagnose", report.to_dict()), indent=2, ensure_ascii=False) + "\n"

@@ -1,4 +1,11 @@
-"""The error-signature knowledge base of ``ascendify diagnose`` (``data/signatures.toml``).
+"""The error-signature knowledge base of ``ascendify diagnose``.
+
+Data: ``data/signatures.toml`` (hand-written signatures, the code-range
+fallbacks, module names) plus every ``data/catalogue/*.toml`` (the catalogue:
+generated code entries and hand-written message / environment entries); all
+files share the ``[[signature]]`` schema documented at the top of
+``signatures.toml``.  Catalogue entries that name ``on_code`` are looked up by
+the code found on a line (a dict look-up, not a scan over all entries).
 
 Matching is two-stage so that multi-GB logs stay linear-time:
 
@@ -33,10 +40,11 @@ SEVERITIES = ("error", "warning")
 MAX_LINE = 8192
 """Characters of a line that are matched and kept as evidence (the rest is cut)."""
 
-CODE_RE = re.compile(r"\b(E[0-9A-Z][0-9]{4})\b")
-"""A CANN error code; only codes whose module character is in ``[cann_modules]`` are reported."""
+CODE_RE = re.compile(r"(?:\b|(?<=\\[nt]))(E[0-9A-Z][0-9]{4})\b")
+"""A CANN error code; only codes whose module character is in ``[cann_modules]`` are reported.
+A code right after a literal ``\\n`` / ``\\t`` counts too (error text pasted as an escaped JSON string)."""
 ERR_RE = re.compile(r"\bERR(\d{2})(\d{3})\b(?: (\w+))?")
-ACL_RE = re.compile(r"(?:error code is|error no is|error code:|ret ?= ?|retCode ?= ?|errno ?= ?) ?(\d{6})\b")
+ACL_RE = re.compile(r"(?:error code is|error no is|error code:|runtime result ?= ?|ret ?= ?|retCode ?= ?|errno ?= ?) ?(\d{6})\b")
 
 
 @dataclass(frozen=True)
@@ -64,13 +72,25 @@ class Signature:
     rules: tuple = ()
     rule_by_key: tuple = ()  # ((key value, rule code), ...)
     verified: bool = True
+    on_code: tuple = ()  # codes (E-code, 6-digit ACL code, ERR<5 digits>) that trigger this entry by look-up
+    examples: tuple = ()  # log lines this entry must match first (tests)
+    priority: int = 0  # hits on one line are ordered by priority (higher first), then by load order
+    supersedes: tuple = ()  # ids of generic signatures dropped from a line this one matches
+    message: str = ""  # the upstream message template (documentation)
+    reason: str = ""  # why the entry is unverified (verified = false)
+    origin: str = ""  # data file the entry comes from
+
+    def hit(self, line: str, low: Optional[str] = None) -> bool:
+        if not self.any:
+            return False
+        return self._hit(line, low)
 
     def rules_for(self, key: str) -> tuple:
         """Scan-rule codes for a finding with ``key``."""
         extra = tuple(code for k, code in self.rule_by_key if k == key)
         return self.rules + extra
 
-    def hit(self, line: str, low: Optional[str] = None) -> bool:
+    def _hit(self, line: str, low: Optional[str] = None) -> bool:
         if self.ignore_case:
             low = low if low is not None else line.lower()
             return any(s.lower() in low for s in self.any) and (
@@ -145,7 +165,7 @@ def _range(entry: dict, conv) -> tuple:
 _CODE_SHAPE = re.compile(r"E[0-9A-Z][0-9]{4}|ERR[0-9]{5}|^E[0-9A-Z][0-9]{2,3}$")
 """Literals the trigger's code pattern already finds (a code, or a code prefix
 such as ``E100`` whose signature regex requires the whole code)."""
-_GENERIC_CONTEXTS = ("error code is", "error no is", "error code:", "ret=", "ret =", "retCode=", "errno=")
+_GENERIC_CONTEXTS = ("error code is", "error no is", "error code:", "runtime result =", "ret=", "ret =", "retCode=", "errno=")
 """Texts before a numeric ACL code (see ``ACL_RE``); the anchors must cover them."""
 
 
@@ -179,38 +199,78 @@ def _build_trigger(anchors: list) -> re.Pattern:
     return re.compile(_trie(sorted({a.encode() for a in anchors})) + rb"|E[0-9A-Z][0-9]{4}|ERR[0-9]{5}")
 
 
-def parse(data: dict) -> KnowledgeBase:
-    """Build a :class:`KnowledgeBase` from the TOML document; ``ValueError`` on bad data."""
+_ON_CODE = re.compile(r"E[0-9A-Z][0-9]{4}|[1-5][0-9]{5}|ERR[0-9]{5}")
+"""Shapes an ``on_code`` value may have: a CANN E-code, a 6-digit ACL code, a torch_npu ERR code."""
+_URL = re.compile(r"https?://\S+")
+
+
+def _check_source(sid: str, raw: dict) -> None:
+    """A catalogue entry cites a public URL, or is ``verified = false`` with a ``reason``."""
+    if _URL.search(raw.get("source", "")):
+        return
+    if raw.get("verified", True) is False and raw.get("reason"):
+        return
+    raise ValueError(f"signature {sid}: source has no public URL (give one, or set verified = false and a reason)")
+
+
+def parse(data: dict, strict: bool = False) -> KnowledgeBase:
+    """Build a :class:`KnowledgeBase` from one TOML document (or several merged
+    by :func:`merge`); ``ValueError`` on bad data.  ``strict`` (the complete
+    packaged data): every signature must cite a URL (see :func:`_check_source`)
+    and every ``supersedes`` id must exist."""
     sigs = []
-    seen = set()
+    seen: dict = {}
+    code_owner: dict = {}
     for raw in data.get("signature", []):
         sid = raw.get("id", "?")
+        where = f" ({raw['_origin']})" if raw.get("_origin") else ""
         if sid in seen:
-            raise ValueError(f"duplicate signature id {sid}")
-        seen.add(sid)
-        for f in ("family", "title", "severity", "role", "any", "cause", "fix", "next_step", "source"):
+            raise ValueError(f"duplicate signature id {sid}{where} (also in {seen[sid] or 'the same file'})")
+        seen[sid] = raw.get("_origin", "")
+        required = ["family", "title", "severity", "role", "cause", "fix", "next_step", "source"]
+        if not raw.get("on_code"):
+            required.append("any")
+        for f in required:
             if not raw.get(f):
-                raise ValueError(f"signature {sid}: missing {f}")
+                raise ValueError(f"signature {sid}{where}: missing {f}")
         if raw["role"] not in ROLES or raw["severity"] not in SEVERITIES:
-            raise ValueError(f"signature {sid}: bad role or severity")
+            raise ValueError(f"signature {sid}{where}: bad role or severity")
+        if strict:
+            _check_source(sid + where, raw)
+        for c in raw.get("on_code", ()):
+            if not _ON_CODE.fullmatch(str(c)):
+                raise ValueError(f"signature {sid}{where}: on_code {c!r} is not an E-code, a 6-digit ACL code or ERR<5 digits>")
+            if str(c) in code_owner:
+                raise ValueError(f"signature {sid}{where}: on_code {c} is already claimed by {code_owner[str(c)]}")
+            code_owner[str(c)] = sid
+        examples = raw.get("example", ())
+        if isinstance(examples, str):
+            examples = [examples]
         rx = None
         if raw.get("regex"):
             check_pattern(raw["regex"])
             rx = re.compile(raw["regex"])
             if raw.get("key") and raw["key"] not in rx.groupindex:
-                raise ValueError(f"signature {sid}: key {raw['key']} is not a group of its regex")
+                raise ValueError(f"signature {sid}{where}: key {raw['key']} is not a group of its regex")
         sigs.append(
             Signature(
                 id=sid, family=raw["family"], title=raw["title"], severity=raw["severity"], role=raw["role"],
-                any=tuple(raw["any"]), also_any=tuple(raw.get("also_any", ())), ignore_case=bool(raw.get("ignore_case")),
+                any=tuple(raw.get("any", ())), also_any=tuple(raw.get("also_any", ())), ignore_case=bool(raw.get("ignore_case")),
                 regex=rx, key=raw.get("key", ""), key_required=bool(raw.get("key_required", True)),
                 require=_compile(raw.get("require")), handler=raw.get("handler", ""), codes=tuple(str(c) for c in raw.get("codes", ())),
                 cause=raw["cause"], fix=raw["fix"], next_step=raw["next_step"],
                 rules=tuple([raw["rule"]] if isinstance(raw.get("rule"), str) and raw["rule"] else raw.get("rule") or ()),
                 rule_by_key=tuple(sorted(raw.get("rule_by_key", {}).items())),
                 source=raw["source"], verified=bool(raw.get("verified", True)),
+                on_code=tuple(str(c) for c in raw.get("on_code", ())), examples=tuple(examples),
+                priority=int(raw.get("priority", 0)), supersedes=tuple(raw.get("supersedes", ())),
+                message=raw.get("message", ""), reason=raw.get("reason", ""), origin=raw.get("_origin", ""),
             )
         )
+    for s in sigs if strict else ():
+        for other in s.supersedes:
+            if other not in seen:
+                raise ValueError(f"signature {s.id}: supersedes unknown signature {other}")
     cann = [CodeEntry(*_range(e, str), e["title"], e["role"], e.get("fix", "")) for e in data.get("cann_code", [])]
     acl = [CodeEntry(*_range(e, int), e["title"], e["role"]) for e in data.get("acl_code", [])]
     for e in cann + acl:
@@ -220,18 +280,53 @@ def parse(data: dict) -> KnowledgeBase:
         signatures=sigs, cann_codes=cann, acl_codes=acl, cann_modules=dict(data.get("cann_modules", {})),
         torch_npu_submodules=dict(data.get("torch_npu_submodules", {})), torch_npu_codes=dict(data.get("torch_npu_codes", {})),
     )
-    anchors = list(data.get("scanner", {}).get("anchors", []))
+    anchors = list(dict.fromkeys(data.get("scanner", {}).get("anchors", [])))
     _check_anchors(anchors, sigs)
     kb.anchors = tuple(anchors)
     kb.trigger = _build_trigger(anchors)
     return kb
 
 
+CATALOGUE_DIR = "catalogue"
+
+
+def merge(docs: list) -> dict:
+    """Merge TOML documents ``[(name, dict), ...]``: ``signature`` lists are
+    concatenated (each entry remembers its file in ``_origin``), ``[scanner]
+    anchors`` are united; the other tables come from the first document that has them."""
+    out: dict = {"signature": [], "scanner": {"anchors": []}}
+    for name, doc in docs:
+        for raw in doc.get("signature", []):
+            out["signature"].append(dict(raw, _origin=name))
+        out["scanner"]["anchors"] += list(doc.get("scanner", {}).get("anchors", []))
+        for k, v in doc.items():
+            if k not in ("signature", "scanner") and k not in out:
+                out[k] = v
+    return out
+
+
+def data_files() -> list:
+    """``[(name, text)]`` of the packaged data: ``signatures.toml`` then ``catalogue/*.toml`` in name order."""
+    root = resources.files("ascendify.diagnose").joinpath("data")
+    files = [("signatures.toml", root.joinpath("signatures.toml").read_text(encoding="utf-8"))]
+    cat = root.joinpath(CATALOGUE_DIR)
+    if cat.is_dir():
+        for f in sorted(cat.iterdir(), key=lambda p: p.name):
+            if f.name.endswith(".toml"):
+                files.append((f"{CATALOGUE_DIR}/{f.name}", f.read_text(encoding="utf-8")))
+    return files
+
+
 @lru_cache(maxsize=1)
 def load() -> KnowledgeBase:
-    """The packaged knowledge base (``ascendify/diagnose/data/signatures.toml``)."""
-    text = resources.files("ascendify.diagnose").joinpath("data").joinpath("signatures.toml").read_text(encoding="utf-8")
-    return parse(tomllib.loads(text))
+    """The packaged knowledge base (``signatures.toml`` + ``catalogue/*.toml``); every entry must cite a URL."""
+    docs = []
+    for name, text in data_files():
+        try:
+            docs.append((name, tomllib.loads(text)))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"diagnose data {name}: {exc}") from None
+    return parse(merge(docs), strict=True)
 
 
 @dataclass
@@ -249,34 +344,106 @@ class Matcher:
 
     def __init__(self, kb: Optional[KnowledgeBase] = None):
         self.kb = kb or load()
+        self.text_sigs = [s for s in self.kb.signatures if s.any]
+        self.by_code: dict = {}
+        for s in self.kb.signatures:
+            for c in s.on_code:
+                self.by_code.setdefault(c, []).append(s)
+        self.has_order = any(s.priority or s.supersedes for s in self.kb.signatures)
+
+    def _try(self, s: Signature, line: str, sig_hits: list, claimed: set, explained: set) -> bool:
+        if s.require is not None and s.require.search(line) is None:
+            return False
+        groups: dict = {}
+        if s.regex is not None:
+            m = s.regex.search(line)
+            if m is None and s.key and s.key_required:
+                return False  # the signature needs its key (e.g. the op name)
+            if m is not None:
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        sig_hits.append((s, groups))
+        explained.update(s.codes)
+        explained.update(s.on_code)
+        if "code" in groups:
+            claimed.add(groups["code"])  # not repeated as a generic code finding; a catalogue entry may still explain it
+        return True
 
     def match_line(self, line: str) -> Optional[LineMatch]:
         """Return the :class:`LineMatch` of ``line`` (``str``, one line), or None."""
         line = line[:MAX_LINE]
         low = None
-        sig_hits = []
-        claimed = set()
-        for s in self.kb.signatures:
+        sig_hits: list = []
+        claimed: set = set()
+        explained: set = set()
+        for s in self.text_sigs:
             if s.ignore_case and low is None:
                 low = line.lower()
-            if not s.hit(line, low):
+            if s.hit(line, low):
+                self._try(s, line, sig_hits, claimed, explained)
+        by_code = self.by_code
+        cann = []
+        for c in dict.fromkeys(CODE_RE.findall(line)):
+            if c in explained:
                 continue
-            if s.require is not None and s.require.search(line) is None:
+            if c in by_code:
+                for s in by_code[c]:
+                    self._try(s, line, sig_hits, claimed, explained)
+            elif c in claimed:
                 continue
-            groups: dict = {}
-            if s.regex is not None:
-                m = s.regex.search(line)
-                if m is None and s.key and s.key_required:
-                    continue  # the signature needs its key (e.g. the op name)
-                if m is not None:
-                    groups = {k: v for k, v in m.groupdict().items() if v is not None}
-            sig_hits.append((s, groups))
-            claimed.update(s.codes)
-            if "code" in groups:
-                claimed.add(groups["code"])
-        cann = [c for c in dict.fromkeys(CODE_RE.findall(line)) if c not in claimed and c[1] in self.kb.cann_modules]
-        acl = [int(c) for c in dict.fromkeys(ACL_RE.findall(line)) if c not in claimed]
-        err = [(m.group(1), m.group(2), m.group(3) or "") for m in ERR_RE.finditer(line)]
+            elif c[1] in self.kb.cann_modules:
+                cann.append(c)
+        acl = []
+        for c in dict.fromkeys(ACL_RE.findall(line)):
+            if c in explained:
+                continue
+            if c in by_code:
+                for s in by_code[c]:
+                    self._try(s, line, sig_hits, claimed, explained)
+            elif c in claimed:
+                continue
+            else:
+                acl.append(int(c))
+        err = []
+        for m in ERR_RE.finditer(line):
+            code = "ERR" + m.group(1) + m.group(2)
+            if code in explained:
+                continue
+            if code in by_code:
+                for s in by_code[code]:
+                    self._try(s, line, sig_hits, claimed, explained)
+            elif code in claimed:
+                continue
+            else:
+                err.append((m.group(1), m.group(2), m.group(3) or ""))
+        if self.has_order and len(sig_hits) > 1:
+            dropped = {x for s, _ in sig_hits for x in s.supersedes}
+            sig_hits = sorted((h for h in sig_hits if h[0].id not in dropped), key=lambda h: -h[0].priority)
         if not (sig_hits or cann or acl or err):
             return None
         return LineMatch(sig_hits, cann, acl, err)
+
+
+def catalogue_rows(kb: Optional[KnowledgeBase] = None) -> list:
+    """One dict per entry for ``ascendify diagnose --list``: id, family, title,
+    role, severity, codes (``on_code``), source URLs, verified, data file."""
+    kb = kb or load()
+    return [
+        {"id": s.id, "family": s.family, "title": s.title, "role": s.role, "severity": s.severity, "codes": list(s.on_code),
+         "source": _URL.findall(s.source) or [s.source], "verified": s.verified, "file": s.origin}
+        for s in kb.signatures
+    ]
+
+
+def render_catalogue_list(kb: Optional[KnowledgeBase] = None) -> str:
+    """The text form of ``--list``: one entry per line (id, family, title, first source), then counts per family."""
+    rows = catalogue_rows(kb)
+    out = []
+    for r in rows:
+        mark = "" if r["verified"] else " (unverified)"
+        out.append(f"{r['id']:<34} {r['family']:<15} {r['title']}{mark}  <{r['source'][0]}>")
+    fams: dict = {}
+    for r in rows:
+        fams[r["family"]] = fams.get(r["family"], 0) + 1
+    out.append("")
+    out.append(f"{len(rows)} entries: " + ", ".join(f"{f} {n}" for f, n in sorted(fams.items(), key=lambda x: (-x[1], x[0]))))
+    return "\n".join(out) + "\n"
