@@ -131,10 +131,12 @@ def test_bad_config_is_one_line(proj):
 def test_rules_and_rule_pages():
     r = run_cli("rules")
     assert r.code == 0 and "DEV001 [*] error" in r.out and "SYN001" in r.out
-    r = run_cli("rule", "dev001")
+    r = run_cli("rule", "dev001", "--format", "markdown")
     assert r.code == 0
     for heading in ("# DEV001 tensor-cuda-method", "## What it finds", "## Why it matters on NPU", "## Example", "## Fix", "## Source"):
         assert heading in r.out
+    r = run_cli("rule", "dev001")  # not a terminal: plain text (tests/rules/test_rulepage.py)
+    assert r.code == 0 and r.out.startswith("DEV001  tensor-cuda-method\n") and "\nWhy it matters on NPU\n" in r.out
     r = run_cli("rule", "DEV999")
     assert r.code == 2 and "no rule 'DEV999'" in r.err
 

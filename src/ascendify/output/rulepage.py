@@ -44,7 +44,8 @@ def rule_page_markdown(r: Rule) -> str:
     parts = [f"# {r.code} {r.name}", f"**Category:** {cat} · **Severity:** {sev} · **Auto-fix:** {fix}"]
     for head, kind, body in _sections(r):
         parts.append(f"## {head}")
-        parts.append(f"```python\n{body.strip()}\n```" if kind == "code" else _squeeze(body.strip()))
+        body = body.strip().replace(UNVERIFIED, f"*{UNVERIFIED}*")
+        parts.append(f"```python\n{body}\n```" if kind == "code" else _squeeze(body))
     return "\n\n".join(parts) + "\n"
 
 
