@@ -391,3 +391,28 @@ def test_research_notes_are_only_a_see_also():
         rest = re.sub(r"\[see also [^\]]*\]", "", src)
         assert not NOTES.search(rest), (code, NOTES.search(rest).group(0), rest[:200])
 
+
+
+def test_model_context_import_guard_ignores_reraising_handlers():
+    import ast
+
+    from ascendify.config import Settings
+    from ascendify.scan.engine import RuleContext, _walk
+    from ascendify.scan.source import SourceFile
+
+    src = textwrap.dedent("""
+        try:
+            import apex
+        except ImportError:
+            apex = None
+        try:
+            import xformers
+        except ImportError as e:
+            raise RuntimeError("xformers is required") from e
+    """)
+    tree = ast.parse(src)
+    ctx = RuleContext(tree, SourceFile(path="c.py", text=src, raw=src.encode()), "c.py", Settings().validate(), {})
+    _walk(tree, {}, ctx, {})
+    imports = {n.names[0].name: n for n in ast.walk(tree) if isinstance(n, ast.Import)}
+    assert ctx.model.context(imports["apex"]).import_guarded
+    assert not ctx.model.context(imports["xformers"]).import_guarded
