@@ -45,6 +45,8 @@ def rule_page_markdown(r: Rule) -> str:
     for head, kind, body in _sections(r):
         parts.append(f"## {head}")
         body = body.strip().replace(UNVERIFIED, f"*{UNVERIFIED}*")
+        if head == "Source":  # URLs as CommonMark autolinks: links on the HTML and terminal pages
+            body = _URL.sub(r"<\1>", body)
         parts.append(f"```python\n{body}\n```" if kind == "code" else _squeeze(body))
     return "\n\n".join(parts) + "\n"
 
@@ -54,6 +56,7 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text)
 
 
+_URL = re.compile(r"(?<![<(`])(https?://[^\s<>`\]]*[^\s<>`\].,;:)])")
 _LIST_ITEM = re.compile(r"^(\s*(?:[-*]|\d+[.)])\s+)")
 
 
