@@ -104,3 +104,10 @@ def reads_data():
             n = int(self.l(x).sum().item() > 0)
             return self.l(x)[: n + 1]
     return M()
+
+
+def reads_while_building():
+    """Reads a tensor value in the factory: fails on fake and meta tensors, so it is built on the CPU."""
+    m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    m.scale = float(m[0].weight.abs().max().item())
+    return m

@@ -156,3 +156,11 @@ def test_mlp_backward_peak_split_by_hand():
     # the forward peak is lower: P + x + the Linear output and the ReLU output
     fwd_end = m.phase_starts["backward"]
     assert max(m.timeline[:fwd_end]) < m.peak_bytes
+
+
+def test_a_factory_that_reads_values_is_built_on_the_cpu_then_faked():
+    s = session(models.reads_while_building, f"x:5,{I}")
+    assert s.built_on == "cpu"
+    m = s.measure(StepOptions())
+    assert m.totals["parameters"] == 848 and m.totals["saved_activations"] == 5 * H * 4
+    assert session(models.mlp, f"x:5,{I}").built_on == "fake"

@@ -80,3 +80,10 @@ def test_does_not_fit_exits_1():
     assert r.code == 1, r.err
     d = json.loads(r.out)
     assert d["fits"] is False and d["margin_bytes"] < 0 and len(d["rows"]) == 1
+
+
+def test_plot_without_matplotlib_is_a_clear_error(monkeypatch, tmp_path):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    r = fit("tests.fit.models:mlp", "--input", "x:5,8", "--plot", str(tmp_path / "m.png"))
+    assert r.code == 2 and "matplotlib is not installed" in r.err and len(r.err.strip().splitlines()) == 1

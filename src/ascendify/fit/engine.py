@@ -89,19 +89,23 @@ def fake_mode():
     return FakeTensorMode(allow_non_fake_inputs=False)
 
 
-def build_fake_model(target, mode) -> object:
-    """Build the model of ``target`` (``pkg.module:factory`` or a callable) with every tensor fake.
+def build_fake_model(target, mode) -> "tuple[object, str]":
+    """Build the model of ``target`` (``pkg.module:factory`` or a callable) with every tensor fake;
+    returns ``(model, how)``.
 
-    The factory runs under ``mode`` (a FakeTensorMode), so its parameters take no memory; if
-    it cannot (it reads data), it is built on the meta device and moved into ``mode`` with
-    ``to_empty``.  Raises :class:`AscendifyError` (one line) when the factory cannot be
-    imported, fails, or does not return an ``nn.Module``.
+    ``how`` is ``"fake"`` when the factory ran under ``mode`` (a FakeTensorMode; its parameters
+    take no memory); ``"meta"`` when it could not (it reads values while building) and was built
+    on the meta device, then moved into ``mode`` with ``to_empty``; ``"cpu"`` when that failed too
+    and it was built for real on the CPU (host memory for the parameters, for the time of the
+    build), then converted with ``mode.from_tensor``.  Raises :class:`AscendifyError` (one line)
+    when the factory cannot be imported, fails all three ways, or does not return an ``nn.Module``.
     """
     import torch
     from ascendify.probe.model import load_factory
     factory = load_factory(target) if isinstance(target, str) else target
     name = target if isinstance(target, str) else getattr(target, "__name__", "factory")
     first = None
+    how = "fake"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -111,18 +115,32 @@ def build_fake_model(target, mode) -> object:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             first = exc
+            model = None
+        if model is None:
             try:
                 with torch.device("meta"):
                     model = factory()
                 if isinstance(model, torch.nn.Module):
                     with mode:
                         model = model.to_empty(device="cpu")
+                how = "meta"
+            except BaseException as exc:  # noqa: BLE001
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                model = None
+        if model is None:
+            try:
+                model = factory()
+                if isinstance(model, torch.nn.Module):
+                    model = model._apply(lambda t: t if isinstance(t, torch._subclasses.fake_tensor.FakeTensor)
+                                         else mode.from_tensor(t))
+                how = "cpu"
             except BaseException:  # noqa: BLE001
-                raise AscendifyError(f"{name}() failed while building the model on fake tensors: "
+                raise AscendifyError(f"{name}() failed while building the model: "
                                      f"{type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}") from None
     if not isinstance(model, torch.nn.Module):
         raise AscendifyError(f"{name}() returned {type(model).__name__}, not an nn.Module (fit needs parameters to train)")
-    return model
+    return model, how
 
 
 def make_optimizer(name: str, params, foreach: bool):
@@ -405,7 +423,7 @@ class FitSession:
                  alloc_conf: Optional[str] = None):
         self.alloc_conf = alloc_conf
         self.mode = fake_mode()
-        self.model = build_fake_model(target, self.mode)
+        self.model, self.built_on = build_fake_model(target, self.mode)
         self.specs = list(specs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -129,6 +129,7 @@ def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer:
         split = {c: int(b * f.get(c, 1.0)) for c, b in split.items()}
     result = {
         "target": target if isinstance(target, str) else getattr(target, "__name__", "factory"),
+        "built_on": session.built_on,
         "inputs": [s.text() for s in specs], "batch": m.batch, "optimizer": optimizer, "foreach": foreach,
         "amp": amp, "checkpointing": checkpointing, "checkpointed_modules": m.checkpointed,
         "shard": shard, "cards": cards,
@@ -143,7 +144,10 @@ def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer:
         "fits": v["fits"], "margin_bytes": v["margin_bytes"],
         "rows": [_public(r) for r in rows],
         "ops": m.ops, "seconds": round(sum(r["_m"].seconds for r in rows if "_m" in r), 3),
-        "notes": _notes(configured, soc),
+        "notes": _notes(configured, soc) + ([
+            "the factory reads tensor values while building, so it was built "
+            + ("on the meta device" if session.built_on == "meta" else "for real on the CPU (parameters only)")
+            + " and then made fake"] if session.built_on != "fake" else []),
     }
     return result
 
