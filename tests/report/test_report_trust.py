@@ -121,7 +121,8 @@ def test_scan_only_report_says_what_it_is(tmp_path):
     assert 'id="scan-only"' in index and "nothing was changed" in index
     assert "migrate already wrote" not in index and "fixed automatically" not in index
     assert '<div class="num" id="fixed-count">33</div><div>fixable by <code>ascendify fix</code> (55%)' in index
-    assert doc["plan"][1]["command"].endswith("`ascendify migrate " + EXAMPLE + " --out-dir DIR` writes the fixed copy)")
+    assert doc["plan"][1]["command"] == f"ascendify fix {EXAMPLE} --diff"
+    assert doc["plan"][1]["command_note"].endswith(f"`ascendify migrate {EXAMPLE} --out-dir DIR` writes the fixed copy")
     # the migrate report says the fixes were written
     r = run_cli("migrate", EXAMPLE, "--out-dir", str(tmp_path / "m"), "--no-doctor", cwd=str(tmp_path))
     index = (tmp_path / "m" / "report" / "index.html").read_text(encoding="utf-8")

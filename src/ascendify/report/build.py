@@ -123,7 +123,8 @@ def build_report(
             "step": n,
             "title": step["title"],
             "why": step["why"],
-            "command": command + (f"   ({extra})" if extra else ""),
+            "command": command,
+            "command_note": extra,  # migrate: the fixes were written; scan-only: nothing was changed
             "note": "",
             "codes": sorted({d["code"] for d in mine}),
             "findings": len(mine),
