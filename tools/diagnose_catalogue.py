@@ -146,12 +146,22 @@ def _category(title: str, message: str) -> tuple:
     return "other", "cause"
 
 
+_PROSE = {
+    "1": "GE (the graph engine behind ATC)", "2": "FE (the fusion engine)", "3": "the AI CPU component", "4": "the TBE op compiler",
+    "5": "an operator's parameter check", "6": "an operator's parameter check", "7": "a vector operator plugin",
+    "8": "a vector operator", "9": "an operator's parameter check", "A": "an operator's parameter check",
+    "B": "the TBE pass compiler", "E": "the runtime", "F": "LxFusion / AutoDeploy", "H": "AscendCL", "I": "HCCL", "J": "HCCP (the NPU network process)",
+    "K": "profiling", "L": "the NPU driver", "M": "queue scheduling", "O": "AMCT (quantisation)", "P": "the dump component",
+    "Z": "an operator / aclnn API",
+}
+"""How a module reads inside a sentence (the [cann_modules] names are table labels)."""
+
 _CAUSE = {
-    "argument": "An argument, option or input that {module} checks is invalid ({human}); the message names the parameter, its value and the reason.",
-    "unsupported": "The requested {human} is not available in {module} for this input, CANN release or chip.",
+    "argument": "{Module} checked an argument and rejected it ({human}); the message gives the op or parameter, the value and the rule it broke.",
+    "unsupported": "{Module} does not support this case ({human}); the message names the op and the shape, dtype, format or attribute it does not handle on this CANN release or chip.",
     "inner": "Internal error in {module} without a user-level explanation; it usually follows an earlier, more specific error.",
-    "timeout": "{module} gave up waiting ({human}); the component it waited for (a kernel, a peer rank, a device) failed or hung first.",
-    "resource": "{module} ran out of a resource ({human}).",
+    "timeout": "{Module} gave up waiting ({human}); the component it waited for (a kernel, a peer rank, a device) failed or hung first.",
+    "resource": "{Module} ran out of a resource ({human}).",
     "config": "A configuration value that {module} reads is invalid ({human}).",
     "file": "A file or directory operation of {module} failed ({human}): missing path, no permission, full disk or a truncated file.",
     "compile": "Compiling an operator or a fusion pass failed in {module} ({human}).",
@@ -159,7 +169,7 @@ _CAUSE = {
     "package": "A package check of {module} failed ({human}): installed CANN, driver, firmware or ops versions do not fit together.",
     "execution": "Executing a task failed in {module} ({human}).",
     "tiling": "Tiling (splitting the kernel's work over the cores) failed for the op: a shape or attribute value the kernel does not handle.",
-    "other": "{module} reported: {human}.",
+    "other": "{Module} reported an error ({human}); the text after the code names the op, argument or resource.",
 }
 _FIX = {
     "unsupported": "Use a supported dtype / format / shape (cast or reshape the input), replace the op, or upgrade CANN; check the chip with `npu-smi info`.",
@@ -247,7 +257,8 @@ def build_cann(modules: dict, skip: set, notes: dict) -> tuple:
         human = _human(c["title"]) if c["title"] else _short(c["message"]).lower()
         n = notes.get(code, {})
         role = n.get("role", role)
-        cause = n.get("cause") or _CAUSE[kind].format(module=module, human=human)
+        prose = _PROSE.get(mc, module)
+        cause = n.get("cause") or _CAUSE[kind].format(module=prose, Module=prose[:1].upper() + prose[1:], human=human.rstrip("."))
         fix = n.get("fix") or (_FIX.get(kind) if kind not in ("argument", "execution", "other") else None) or \
             (_OPS_FIX if mc in _OPS else _FIX_BY_MODULE.get(mc, "Read the message after the code; it names the op, argument or resource."))
         src = [c.get("page") or urls["runtime" if c["from"] == "runtime" else "ge"]]
