@@ -29,27 +29,30 @@ def parse_inputs(inputs: Sequence[str]):
 
 
 def top_modules(m: Measurement, n: int = 10) -> List[dict]:
-    """Module groups by the activation bytes saved inside them (inclusive), indices folded to
-    ``*`` (``blocks.*`` = every block); a group is dropped when one of its child groups holds
-    95% of its bytes (the child says it more precisely).  Sorted by bytes, largest first."""
+    """Module groups by the activation bytes saved inside them (inclusive): indices folded to
+    ``*`` (``blocks.*`` = every block), one group per pattern and module class.  A group is
+    dropped when a child group (one name part deeper) holds 95% of its bytes — the child says
+    it more precisely.  Sorted by bytes, largest first; each ``{"module", "type", "count",
+    "activation_bytes", "self_bytes"}``."""
     incl = _inclusive(m.modules)
-    groups: Dict[str, dict] = {}
+    groups: Dict[tuple, dict] = {}
     for name, b in incl.items():
         if not name or b <= 0:
             continue
-        key = ".".join("*" if p.isdigit() else p for p in name.split("."))
-        g = groups.setdefault(key, {"module": key, "type": m.module_types.get(name, ""), "count": 0,
-                                    "activation_bytes": 0, "self_bytes": 0})
+        pattern = ".".join("*" if p.isdigit() else p for p in name.split("."))
+        kind = m.module_types.get(name, "")
+        g = groups.setdefault((pattern, kind), {"module": pattern, "type": kind, "count": 0,
+                                                "activation_bytes": 0, "self_bytes": 0})
         g["count"] += 1
         g["activation_bytes"] += b
         g["self_bytes"] += m.modules.get(name, 0)
     keep = []
-    for key, g in groups.items():
-        kids = [c for k, c in groups.items() if k.startswith(key + ".") and "." not in k[len(key) + 1:]]
+    for (pattern, _), g in groups.items():
+        kids = [c for (k, _), c in groups.items() if k.startswith(pattern + ".") and "." not in k[len(pattern) + 1:]]
         if any(c["activation_bytes"] >= 0.95 * g["activation_bytes"] for c in kids):
             continue
         keep.append(g)
-    keep.sort(key=lambda g: (-g["activation_bytes"], g["module"]))
+    keep.sort(key=lambda g: (-g["activation_bytes"], g["module"], g["type"]))
     return keep[:n]
 
 
