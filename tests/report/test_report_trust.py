@@ -225,3 +225,11 @@ def test_css_font_stack_covers_cjk(tmp_path):
         assert font in sans
     assert "body { margin:0; font: 15px/1.5 var(--sans);" in css
     assert not re.search(r"font(?:-family)?:[^;]*system-ui, sans-serif", css)  # no stack without the CJK fonts
+
+
+def test_unsafe_fixes_count_as_fixed_only_when_applied(tmp_path):
+    r = run_cli("fix", EXAMPLE, "--unsafe-fixes", "--out-dir", str(tmp_path / "u"), "--no-cache", cwd=str(tmp_path))
+    log = json.loads((tmp_path / "u" / "ascendify-changes.json").read_text(encoding="utf-8"))
+    assert (log["summary"]["fixed"], log["summary"]["unsafe"], log["summary"]["open"]) == (40, 0, 20)
+    assert len(log["changes"]) == 40 and len(log["remaining"]) == 20
+    assert "fixed 40 finding(s) in 7 file(s); 20 remaining finding(s) need a person." in r.err
