@@ -106,8 +106,9 @@ def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Opti
     ext = [f for f in manual if f.category == "parse" or (f.category == "third-party" and f.severity in ("error", "silent"))]
     acts = manual_severe + manual_warn  # manual findings to act on (info findings are notes)
     cats = sorted({f.category for f in acts})
-    heavy = sorted({f.category for f in manual_warn + manual_severe if f.category in HEAVY_CATEGORIES})
-    verb = "fixed by `ascendify fix`" if fixed is not None else "fixed safely by `ascendify fix`" if not unsafe_fixes else "fixed by `ascendify fix`"
+    heavy = sorted({f.category for f in acts if f.category in HEAVY_CATEGORIES})
+    # "safely" for the plan of a run without --unsafe-fixes (only safe fixes go in)
+    verb = "fixed safely by `ascendify fix`" if fixed is None and not unsafe_fixes else "fixed by `ascendify fix`"
     head = f"{count(n, 'finding', 'findings')}, {len(done)} {verb}"
     if unsafe:
         head += f", {len(unsafe)} more with `--unsafe-fixes`"
