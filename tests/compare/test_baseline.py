@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 
 import numpy as np
@@ -136,3 +137,15 @@ def test_npy_normalize_matches_graph_exported_with_normalize(data_dir, tmp_path,
     # without the normalisation the same pair fails
     assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--npz", str(tmp_path / "raw.npz")], capsys)[0] == 0
     assert run(["compare", str(tmp_path / "raw.npz"), str(tmp_path / "o.npz")], capsys)[0] == 1
+
+
+def test_baseline_npz_follows_the_umask(tmp_path, capsys, data_dir):
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "m.npz"
+        assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--npz", str(out)], capsys)[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644

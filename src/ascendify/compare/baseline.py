@@ -45,8 +45,10 @@ class NpzWriter:
             np.lib.format.write_array(fh, np.ascontiguousarray(arr), allow_pickle=False)
 
     def close(self) -> None:
+        from ascendify.fsutil import replace_file
+
         self.zf.close()
-        os.replace(self.tmp, self.path)
+        replace_file(self.tmp, self.path)  # the user's umask, not mkstemp's 0600
 
     def abort(self) -> None:
         try:
