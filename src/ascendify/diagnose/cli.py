@@ -93,7 +93,7 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
         if tl and len({r for f in report.findings for r in f.ranks}) > 1:
             out.append(tl)
         fe = report.first_error()
-        if fe is not None:
+        if fe is not None and fe.first_time is not None:  # without times the ranking, not the line order, decides
             e = fe.evidence[0]
             when = f" at {e.to_dict()['time']}" if e.time is not None else ""
             rank = f" on rank {e.rank}" if e.rank is not None else ""
