@@ -1,13 +1,27 @@
 """Turn matched log lines into ranked findings.
 
-Ranking (first = most likely root cause): errors before warnings; within
-errors, *causes* (a specific reason: OOM, undefined symbol, AI Core exception)
-before *consequences* (a rank that timed out waiting, a stream-sync timeout)
-before *wrappers* (generic carriers such as ``EZ9999``, ``ERR00100``); within
-each group the first occurrence in time (plog / torch_npu / ISO timestamps),
-then the order in which the files and lines were read.  The research notes'
-heuristic (``accuracy-profiling-atc.md`` §5.6): find the first ``[ERROR]`` in
-time across all ranks; 9999 codes are wrappers.
+* **Blocks**: matched lines of one file and rank at most ``BLOCK_GAP`` lines
+  apart are one error block (a CANN ``[ERROR]`` line, its ``EZ…`` continuation,
+  the torch_npu ``ERR…`` suffix, the Python exception line); the generic codes
+  of a block with a specific finding are folded into it (``wrapped_codes``).
+* **Exceptions**: a traceback's exception line gives its finding the type,
+  message and user frame; an exception no catalogue entry explains becomes a
+  ``python-exception`` finding; in a chain of exceptions the first one a
+  catalogue entry explains (else the first printed) is the cause, the later
+  ones its consequences.
+* **Metric symptoms** (:mod:`.metrics`) become ``metric-<id>`` findings.
+* **Ranking** (first = most likely root cause): errors before warnings; within
+  errors, *causes* before *consequences* (a rank that timed out waiting) before
+  *wrappers* (``EZ9999``, ``ERR00100``); catalogued causes before unexplained
+  Python exceptions; then the first occurrence in time, then reading order
+  (research notes ``accuracy-profiling-atc.md`` §5.6: the first ``[ERROR]`` in
+  time across all ranks; 9999 codes are wrappers).
+* **Timeline**: a consequence / wrapper is linked to the latest cause at or
+  before it in time (same rank first for a wrapper); causes are never made
+  consequences of each other, so an unrelated failure on another rank keeps its
+  own place.
+* **Context** (:mod:`.context`): chip / version facts add fix sentences and a
+  ``stack-version-mismatch`` warning; :func:`confidence` scores each finding.
 """
 
 from __future__ import annotations

@@ -1,12 +1,16 @@
 """Streaming reader for ``ascendify diagnose``: files, folders, ``-`` (stdin), ``.gz``.
 
-A log is read in 1 MiB blocks of bytes; the trigger pattern of the knowledge
-base is searched over each block and only the lines it hits are decoded and
-matched.  Memory is bounded by the block size plus ``MAX_CARRY`` (the longest
-line kept whole); time is linear in the input size.  Each hit carries its
-file, 1-based line number, rank (from the path or the line), timestamp (from
-the line or the nearest earlier one in the block) and the nearest Python frame
-(``File "...", line N``) above it.
+A log is read in 1 MiB blocks of bytes; one trigger pattern (the knowledge
+base's anchors and code shapes, the traceback markers, and — in the first MiB
+or near an anomaly — the metric and chip / version words) is searched over each
+block and only the lines it hits are decoded; while a Python traceback is open
+every line is read (:class:`~ascendify.diagnose.structure.TracebackReader`).
+Metric lines are sampled after the first MiB (see :data:`FULL_HEAD`).  Memory is
+bounded by the block size plus ``MAX_CARRY`` (the longest line kept whole);
+time is linear in the input size.  Each hit carries its file, 1-based line
+number, rank (launcher prefix, the text, or the path), timestamp (from the line
+or the nearest earlier one in the block), the Python frame that raised, the
+traceback's exception (``exc``) and the metric symptoms decided on it (``events``).
 """
 
 from __future__ import annotations
@@ -62,7 +66,6 @@ class Hit:
     seq: int  # global order of discovery
     exc: Optional[ExcInfo] = None  # the line is the exception line of a Python traceback
     events: list = field(default_factory=list)  # metric symptoms decided on this line (metrics.Event)
-    file_key: str = ""
 
 
 @dataclass
@@ -285,7 +288,7 @@ class Scanner:
                 ev = events[0]
                 self.seq += 1
                 yield Hit(file=name, line=ev.line, text=ev.text.strip(), match=LineMatch([], [], [], []),
-                          rank=rank, time=None, frame=None, seq=self.seq, events=events, file_key=name)
+                          rank=rank, time=None, frame=None, seq=self.seq, events=events)
 
     def _lines(self, buf: bytes, cut: int) -> Iterator[tuple]:
         """``(line_start, line_end, metrics)`` of the lines of ``buf[:cut]`` to look at:
@@ -385,7 +388,7 @@ class Scanner:
                 frame = _frame(buf, max(0, ls - LOOKBACK), ls)
             yield Hit(
                 file=name, line=lineno, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
-                frame=frame, seq=self.seq, exc=exc, events=events, file_key=name,
+                frame=frame, seq=self.seq, exc=exc, events=events,
             )
 
     def _metrics(self, rank: Optional[int], body: str, lineno: int, end: int) -> list:
