@@ -30,10 +30,12 @@ _CHIP = [
     re.compile(r"^\|\s*\d{1,3}\s+((?:910|310|950)[0-9A-Za-z_]{0,12})\s+\|"),
 ]
 _VER = r"v?(\d+\.\d+(?:\.\d+)?(?:(?:\.|)(?:post|rc|a|b|dev)\d+)*(?:\+[\w.]+)?)"
-_TORCH_NPU = re.compile(r"(?<![\w.-])torch[_-]npu(?:\s+version)?\s*(?:[:=]{1,2}|\s)\s*['\"]?" + _VER + r"\b", re.IGNORECASE)
-_TORCH = re.compile(r"(?<![\w.-])(?:torch|PyTorch)(?![\w-])(?:\s+version)?\s*(?:[:=]{1,2}|\s)\s*['\"]?" + _VER + r"\b")
+_SEP = r"(?:\s{1,8}version)?(?:\s{0,40}[:=]{1,2}\s{0,40}|\s{1,40})['\"]?"
+"""Between a package name and its version: spaces (``pip list``), ``:`` / ``==`` (bounded, no backtracking blow-up)."""
+_TORCH_NPU = re.compile(r"(?<![\w.-])torch[_-]npu" + _SEP + _VER + r"\b", re.IGNORECASE)
+_TORCH = re.compile(r"(?<![\w.-])(?:torch|PyTorch)(?![\w-])" + _SEP + _VER + r"\b")
 _CANN = [
-    re.compile(r"\bCANN(?:\s+version)?\s*[:=]?\s*['\"]?v?(\d+\.\d+\.(?:RC\d+|T\d+|\d+)(?:\.(?:alpha|beta)\d+)?)", re.IGNORECASE),
+    re.compile(r"\bCANN(?:\s{1,8}version)?\s{0,40}[:=]?\s{0,40}['\"]?v?(\d+\.\d+\.(?:RC\d+|T\d+|\d+)(?:\.(?:alpha|beta)\d+)?)", re.IGNORECASE),
     re.compile(r"ascend-toolkit/(\d+\.\d+\.(?:RC\d+|\d+)(?:\.(?:alpha|beta)\d+)?)"),
     re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:RC\d+|\d+)(?:\.(?:alpha|beta)\d+)?)", re.IGNORECASE),
 ]

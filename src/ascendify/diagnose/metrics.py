@@ -40,7 +40,7 @@ _KEYS = {
     "step": "step", "global_step": "step", "iteration": "step", "iter": "step", "train/global_step": "step",
 }
 _KV = re.compile(
-    r"""(?<![\w/.-])["']?(?P<k>train/global_step|train/grad_norm|train/loss|global_grad_norm|global_step|grad_norm|grad norm|grad-norm|gnorm|loss_scale|loss scale|loss-scale|lm loss|lm_loss|loss|iteration|iter|step)["']?(?![\w-])\s*[:=]?\s*"""
+    r"""(?<![\w/.-])["']?(?P<k>train/global_step|train/grad_norm|train/loss|global_grad_norm|global_step|grad_norm|grad norm|grad-norm|gnorm|loss_scale|loss scale|loss-scale|lm loss|lm_loss|loss|iteration|iter|step)["']?(?![\w-])\s{0,16}[:=]?\s{0,16}"""
     + _NUM,
     re.IGNORECASE,
 )
