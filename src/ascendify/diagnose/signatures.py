@@ -351,16 +351,18 @@ class Matcher:
                 self.by_code.setdefault(c, []).append(s)
         self.has_order = any(s.priority or s.supersedes for s in self.kb.signatures)
 
-    def _try(self, s: Signature, line: str, sig_hits: list, claimed: set, explained: set) -> bool:
+    def _try(self, s: Signature, line: str, sig_hits: list, claimed: set, explained: set, code: str = "") -> bool:
+        """Add ``s`` to ``sig_hits`` if its require / regex / key conditions hold; ``code``: the code
+        that triggered an ``on_code`` entry (given to the engine as the ``code`` detail)."""
         if s.require is not None and s.require.search(line) is None:
             return False
-        groups: dict = {}
+        groups: dict = {"code": code} if code else {}
         if s.regex is not None:
             m = s.regex.search(line)
             if m is None and s.key and s.key_required:
                 return False  # the signature needs its key (e.g. the op name)
             if m is not None:
-                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                groups.update({k: v for k, v in m.groupdict().items() if v is not None})
         sig_hits.append((s, groups))
         explained.update(s.codes)
         explained.update(s.on_code)
@@ -387,7 +389,7 @@ class Matcher:
                 continue
             if c in by_code:
                 for s in by_code[c]:
-                    self._try(s, line, sig_hits, claimed, explained)
+                    self._try(s, line, sig_hits, claimed, explained, c)
             elif c in claimed:
                 continue
             elif c[1] in self.kb.cann_modules:
@@ -398,7 +400,7 @@ class Matcher:
                 continue
             if c in by_code:
                 for s in by_code[c]:
-                    self._try(s, line, sig_hits, claimed, explained)
+                    self._try(s, line, sig_hits, claimed, explained, c)
             elif c in claimed:
                 continue
             else:
@@ -410,7 +412,7 @@ class Matcher:
                 continue
             if code in by_code:
                 for s in by_code[code]:
-                    self._try(s, line, sig_hits, claimed, explained)
+                    self._try(s, line, sig_hits, claimed, explained, code)
             elif code in claimed:
                 continue
             else:
