@@ -50,6 +50,9 @@ def test_exit_codes(proj):
     assert bad.code == 2 and "unknown rule code or prefix 'NOPE9'" in bad.err and "Traceback" not in bad.err
     missing = run_cli("scan", "missing.py", cwd=str(proj))
     assert missing.code == 2 and "missing.py: no such file or folder" in missing.err
+    assert missing.out == ""  # no "No files scanned." / target line after the one error line
+    fixed = run_cli("fix", "missing.py", cwd=str(proj))
+    assert fixed.code == 2 and fixed.out == "" and fixed.err.strip() == "ascendify: missing.py: no such file or folder"
     usage = run_cli("scan", "--format", "xml", cwd=str(proj))
     assert usage.code == 2
 

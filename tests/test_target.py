@@ -39,7 +39,7 @@ def _proj(tmp_path, files: dict):
     ("environment.yml", "name: x\ndependencies:\n  - python=3.10\n  - pytorch=2.1\n  - pip\n", "2.1.0", "environment.yml: torch==2.1.*"),
     ("environment.yml", "dependencies:\n  - pip:\n    - torch==2.5.1\n", "2.5.1", "torch==2.5.1"),
     ("environment.yml", "dependencies:\n  - pytorch==2.1.0=py3.10_cuda11.8_cudnn8.7.0_0\n  - pytorch-cuda=11.8\n", "2.1.0", "torch==2.1.0"),
-    ("environment.yml", "dependencies:\n  - python >= 3.8\n  - pytorch >= 1.13\n  - pytorch-cuda=11.7\n", RECOMMENDED, "torch>=1.13 (a range"),
+    ("environment.yml", "dependencies:\n  - python >= 3.8\n  - pytorch >= 1.13\n  - pytorch-cuda=11.7\n", RECOMMENDED, "torch>=1.13, a range"),
     ("Pipfile", "[packages]\ntorch = \"==2.4.0\"\n", "2.4.0", "Pipfile: torch==2.4.0"),
     ("poetry.lock", "[[package]]\nname = \"torch\"\nversion = \"2.6.0\"\n", "2.6.0", "poetry.lock: torch==2.6.0"),
     ("Pipfile.lock", json.dumps({"default": {"torch": {"version": "==2.1.0"}}}), "2.1.0", "Pipfile.lock: torch==2.1.0"),

@@ -61,7 +61,7 @@ def recommended_release() -> str:
 
 
 def default_reason() -> str:
-    return "no torch pin found in the project: the newest recommended stable release (the one `ascendify doctor` recommends)"
+    return "no torch pin found in the project; the newest recommended stable release, the one `ascendify doctor` recommends"
 
 
 # ----------------------------------------------------------------------------- pins
@@ -335,10 +335,10 @@ def resolve(cli_value: Optional[str] = None, config_value: Optional[str] = None,
         for pin in ordered:
             rel = torch_npu_for_pin(pin)
             if rel:
-                how = "" if rel != recommended_release() or pin.exact else " (a range, not a pin; the recommended release satisfies it)"
+                how = "" if rel != recommended_release() or pin.exact else ", a range, not a pin; the recommended release satisfies it"
                 return TargetRelease(rel, f"from {_rel(pin.file, root)}: torch{pin.spec}{how}", "pin")
         if ordered and ordered[0].spec:
             p = ordered[0]
             return TargetRelease(recommended_release(), f"{_rel(p.file, root)} asks for torch{p.spec}, which no torch_npu release in the "
-                                 "KB pairs with: the newest recommended stable release", "default")
+                                 "KB pairs with; the newest recommended stable release", "default")
     return TargetRelease(recommended_release(), default_reason(), "default")

@@ -78,6 +78,11 @@ def _run_scan(paths, settings: Settings, cache_dir, no_cache, jobs, quiet=False,
     return result
 
 
+def _nothing_found(result: ScanResult) -> bool:
+    """No file was found because none of the given paths exists (exit 2, no summary)."""
+    return not result.findings and bool(result.problems) and all(m == "no such file or folder" for _, m in result.problems)
+
+
 def _exit_code(findings: list[Finding], fail_on: str, problems: list) -> int:
     if problems:
         return 2 if not findings and all(m == "no such file or folder" for _, m in problems) else 1
@@ -115,6 +120,8 @@ def scan(paths, select, select_extend, ignore, ignore_extend, exclude, target, t
     result = _run_scan(paths, settings, cache_dir, no_cache, jobs, quiet=fmt != "text")
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
+    if _nothing_found(result):  # every path given is missing: the error lines above say it all
+        return 2
     summary = summarize(result.findings, result.files, result.lines)
     if fmt == "json":
         _emit(formats.render_json(result.findings, summary, _settings_dict(settings)), output_file)
@@ -169,6 +176,8 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     result = _run_scan(paths, settings, cache_dir, no_cache, jobs, quiet=fmt != "text", lines=True)
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
+    if _nothing_found(result):
+        return 2
     progress = FileProgress("fixing", len({f.path for f in result.findings if f.fix is not None}))
     try:
         run = fix_tree(paths, result, settings, mode, out_dir, jobs=jobs, progress=progress)
