@@ -232,3 +232,29 @@ def test_yearless_timestamps_are_shown_without_a_year(tmp_path):
                "[Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=1) ran "
                "for 2 milliseconds before timing out.\n", name="b.log")
     assert rep.findings[0].evidence[0].to_dict()["time"] == "2026-03-24T13:00:25.500000"  # the year of the log's full dates
+
+
+def test_vllm_and_ray_prefixed_tracebacks(tmp_path):
+    # vLLM prints its logger prefix, Ray its worker prefix, before every traceback line; two workers interleave
+    w1, w2 = "(EngineCore_DP0 pid=1228) ERROR 03-30 03:00:55 [core.py:68] ", "(EngineCore_DP1 pid=1301) ERROR 03-30 03:00:55 [core.py:68] "
+    text = "".join([
+        w1 + "Traceback (most recent call last):\n",
+        w2 + "Traceback (most recent call last):\n",
+        w1 + '  File "/srv/serve/app.py", line 40, in start\n',
+        w2 + '  File "/srv/serve/app.py", line 52, in warmup\n',
+        w1 + "    engine.load()\n",
+        w2 + "    engine.run()\n",
+        w1 + '  File "/usr/local/lib64/python3.11/site-packages/vllm/engine.py", line 9, in load\n',
+        w1 + "    raise ValueError('bad shard')\n",
+        w1 + "ValueError: bad shard\n",
+        w2 + "TypeError: run() missing 1 required positional argument: 'cfg'\n",
+        "ERROR 03-05 07:15:39 engine.py:387] Traceback (most recent call last):\n",
+        'ERROR 03-05 07:15:39 engine.py:387]   File "/srv/serve/main.py", line 7, in <module>\n',
+        "ERROR 03-05 07:15:39 engine.py:387]     main()\n",
+        "ERROR 03-05 07:15:39 engine.py:387] OSError: [Errno 28] No space left on device\n",
+    ])
+    rep = _run(tmp_path, text)
+    got = {f.exception["type"]: f.frame for f in rep.findings if f.exception}
+    assert got["ValueError"] == {"path": "/srv/serve/app.py", "line": 40, "function": "start"}
+    assert got["TypeError"] == {"path": "/srv/serve/app.py", "line": 52, "function": "warmup"}
+    assert got["OSError"] == {"path": "/srv/serve/main.py", "line": 7, "function": "<module>"}

@@ -27,7 +27,8 @@ from typing import BinaryIO, Iterator, Optional
 from ascendify.diagnose import context as context_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher
-from ascendify.diagnose.structure import ExcInfo, TracebackReader, parse_time, prefix_rank, rank_in_text, split_rank
+from ascendify.diagnose.structure import (ExcInfo, TracebackReader, parse_time, prefix_rank, rank_in_text, split_rank,
+                                          strip_log_prefix)
 from ascendify.errors import AscendifyError
 
 BLOCK = 1 << 20
@@ -363,7 +364,8 @@ class Scanner:
             prank, body = prefix_rank(text)
             exc = None
             if self._tb.active or _TB_TRIGGER.search(raw) or b"above exception" in raw:
-                exc = self._tb.feed(prank, body)
+                pid, tb_body = strip_log_prefix(body)
+                exc = self._tb.feed(prank if prank is not None or pid is None else ("pid", pid), tb_body)
             events = []
             if metric_ok and (_METRIC_TRIGGER.search(raw) or metrics_mod.SCALE_MIN_MSG in body):
                 events = self._metrics(prank if prank is not None else path_rank, body, lineno, self.base + le)

@@ -51,6 +51,29 @@ def rank_in_text(line: str) -> Optional[int]:
     return None
 
 
+_LOG_PREFIX = re.compile(
+    r"^(?:\((?P<who>[\w.-]{1,60}) pid=(?P<pid>\d{1,9})(?:, ip=[\d.]{7,15})?\) ?)?"
+    r"(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[?[\w./-]{1,80}:\d{1,6}\] ?)?"
+)
+
+
+def strip_log_prefix(body: str) -> tuple:
+    """``(pid or None, body)`` without a Ray worker prefix (``(RayWorkerWrapper pid=123, ip=10.0.0.2)``)
+    and a vLLM-style logger prefix (``ERROR 03-05 07:15:39 [engine.py:387]``), which vLLM / Ray put
+    before every line of a traceback.
+
+    >>> strip_log_prefix("(EngineCore_DP0 pid=1228) ERROR 03-30 03:00:55 [core.py:68]   File \"/a.py\", line 1, in f")
+    (1228, '  File "/a.py", line 1, in f')
+    """
+    if not body or body[0] not in "(IWEDC":
+        return None, body
+    m = _LOG_PREFIX.match(body)
+    if m is None or m.end() == 0:
+        return None, body
+    pid = m.group("pid")
+    return (int(pid) if pid else None), body[m.end():]
+
+
 def split_rank(line: str) -> tuple:
     """``(rank or None, body, prefixed)``: the rank a line names, the line
     without a leading launcher prefix, and whether the rank came from such a
