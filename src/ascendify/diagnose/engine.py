@@ -51,7 +51,7 @@ EVIDENCE_MAX = 5
 KEYS_PER_SIGNATURE = 50
 """Distinct keys (op names, symbols…) kept per signature; more are counted under ``(other)``."""
 ROLE_ORDER = {"cause": 0, "consequence": 1, "wrapper": 2}
-BLOCK_GAP = 4
+BLOCK_GAP = 6
 """Matched lines of one file and rank at most this many lines apart form one error block
 (a CANN ``[ERROR]`` line, its ``EZ…``/``The Inner error`` continuation lines, the
 torch_npu ``ERR…`` suffix and the Python exception line printed with it)."""
