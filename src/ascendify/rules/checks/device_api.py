@@ -155,8 +155,8 @@ def _make_api_check(code: str, safe: bool = True):
         if name is None or not isinstance(node.ctx, ast.Load) or ctx.model.context(node).npu_aware:
             return
         entry = _MAP[name]
-        ctx.report(node, _api_fix(node, ctx, name, entry, safe), api=f"torch.cuda.{name}", note=entry.get("note", ""), npu=entry.get("npu") or "",
-                   agnostic=agnostic_api(name, entry))
+        ctx.report(node, _api_fix(node, ctx, name, entry, safe), severity=entry.get("severity"), api=f"torch.cuda.{name}",
+                   note=entry.get("note", ""), npu=entry.get("npu") or "", agnostic=agnostic_api(name, entry))
 
     api_check.__name__ = f"cuda_api_{code}"
     check(code, ast.Attribute, names=names)(api_check)
