@@ -258,3 +258,21 @@ def test_vllm_and_ray_prefixed_tracebacks(tmp_path):
     assert got["ValueError"] == {"path": "/srv/serve/app.py", "line": 40, "function": "start"}
     assert got["TypeError"] == {"path": "/srv/serve/app.py", "line": 52, "function": "warmup"}
     assert got["OSError"] == {"path": "/srv/serve/main.py", "line": 7, "function": "<module>"}
+
+
+def test_aclnn_error_in_the_exception_with_its_suffix_after_the_continuation(tmp_path):
+    rep = _run(tmp_path, (
+        "Traceback (most recent call last):\n"
+        '  File "/x/attn.py", line 61, in forward\n'
+        "    s = torch.matmul(q, k.transpose(-1, -2))\n"
+        "RuntimeError: call aclnnMatmul failed, detail:EZ1001: [PID: 310] 2026-05-01-10:00:00.000.001 The dim size of self "
+        "and mat2 must match, but self is [8, 64] and mat2 is [32, 8].\n"
+        "        TraceBack (most recent call last):\n"
+        "        Check shape failed.\n"
+        "        matmul infershape failed.\n"
+        "\n"
+        "[ERROR] 2026-05-01-10:00:00 (PID:310, Device:0, RankID:-1) ERR01100 OPS call acl api failed\n"))
+    f = rep.findings[0]
+    assert any("EZ1001" in e.text for e in f.evidence) and f.role == "cause"
+    assert f.frame == {"path": "/x/attn.py", "line": 61, "function": "forward"}
+    assert "ERR01100" in " ".join(f.details["wrapped_codes"]) and len(rep.findings) == 1
