@@ -110,3 +110,14 @@ def test_torch_npu_option():
 def test_text_report_shows_context():
     r = CliRunner().invoke(cli, ["diagnose", "--chip", "Ascend910B3", "-"], input=NAN, standalone_mode=False)
     assert "Context: chip Ascend910B3 (--chip)." in r.output
+
+
+def test_op_finding_names_the_ops_lookup_for_the_chip_and_release():
+    line = ("CAUTION: The operator 'aten::unique_consecutive' is not currently supported on the NPU backend and will fall "
+            "back to run on the CPU. This may have performance implications.\n")
+    doc = _json(["--chip", "Ascend310P3", "--torch-npu", "2.1.0.post3"], line)
+    f = next(x for x in doc["findings"] if x["key"] == "aten::unique_consecutive")
+    assert "`ascendify ops aten::unique_consecutive --chip Ascend310P3 --torch-npu 2.1.0.post3`" in f["fix"]
+    doc = _json([], line)  # nothing known: no context sentence
+    f = next(x for x in doc["findings"] if x["key"] == "aten::unique_consecutive")
+    assert "context_advice" not in f["details"]

@@ -203,6 +203,13 @@ def advice_for(finding, ctx: Context) -> list:
         note = ctx.bf16_note()
         if note:
             out.append(note)
+    key = getattr(finding, "key", "") or ""
+    chip = ctx.values.get("chip", {}).get("value")
+    npu = ctx.values.get("torch_npu", {}).get("value")
+    if key.startswith("aten::") and (chip or npu):
+        opts = (f" --chip {chip}" if chip else "") + (f" --torch-npu {npu}" if npu else "")
+        out.append(f"`ascendify ops {key}{opts}` shows which torch_npu releases"
+                   + (" and whether this chip" if chip else "") + " run it on the NPU.")
     if finding.family in VERSION_FAMILIES or "undefined symbol" in blob or "version" in finding.title.lower():
         note = ctx.version_note()
         if note:
