@@ -276,3 +276,29 @@ def test_aclnn_error_in_the_exception_with_its_suffix_after_the_continuation(tmp
     assert any("EZ1001" in e.text for e in f.evidence) and f.role == "cause"
     assert f.frame == {"path": "/x/attn.py", "line": 61, "function": "forward"}
     assert "ERR01100" in " ".join(f.details["wrapped_codes"]) and len(rep.findings) == 1
+
+
+def test_error_body_with_literal_newline_escapes(tmp_path):
+    # an HTTP / JSON error reply: the whole CANN report on one physical line with \n escapes
+    line = ('{"object":"error","message":"RuntimeError: npuSynchronizeDevice:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:467 '
+            'NPU function error: c10_npu::SetDevice(device_id_), error code is 507033\\n[ERROR] 2026-05-01-10:00:00 (PID:77, '
+            'Device:0, RankID:-1) ERR00100 PTA call acl api failed\\nEZ1001: [PID: 77] 2026-05-01-10:00:00.000.001 The input '
+            'tensor self is invalid.\\n        TraceBack (most recent call last):\\n","type":"BadRequestError","code":400}')
+    rep = _run(tmp_path, line + "\n")
+    ids = [f.id for f in rep.findings]
+    root = rep.findings[0]
+    assert root.role == "cause", ids
+    assert root.evidence[0].line == 1
+    codes = " ".join([f.id for f in rep.findings] + [c for f in rep.findings for c in f.details.get("wrapped_codes", [])])
+    assert "EZ1001" in codes and "ERR00100" in codes and "507033" in codes
+
+
+def test_wrapper_after_a_consequence_is_linked_to_it(tmp_path):
+    rep = _run(tmp_path, (
+        "[ERROR] HCCL(900,python3):2026-05-01-10:30:00.000.001 [notify.cc:12]901 EI0002: The wait execution of the Notify "
+        "register times out.\n" + "step\n" * 10 +
+        "[ERROR] 2026-05-01-10:30:05 (PID:900, Device:0, RankID:0) ERR02200 DIST call hccl api failed.\n"))
+    hccl = rep.findings[0]
+    assert hccl.role == "consequence"
+    wrapper = next(f for f in rep.findings if f.role == "wrapper")
+    assert wrapper.consequence_of == hccl.label()

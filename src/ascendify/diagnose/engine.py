@@ -566,13 +566,16 @@ class Aggregator:
         self._add_mismatch()
         out = sorted(self.findings.values(), key=Finding.sort_key)
         causes = [f for f in out if f.severity == "error" and f.role == "cause"]
-        if causes:
-            for f in out:
-                if f.severity != "error" or f.role == "cause" or f.consequence_of:
-                    continue
-                c = self._antecedent(f, causes)
-                if c is not None:
-                    f.consequence_of = c.label()
+        consequences = [f for f in out if f.severity == "error" and f.role == "consequence"]
+        for f in out:
+            if f.severity != "error" or f.role == "cause" or f.consequence_of:
+                continue
+            c = self._antecedent(f, causes) if causes else None
+            if c is None and f.role == "wrapper" and consequences and f.first_time is not None:
+                # no cause in the log (only the timeouts were pasted): a wrapper carries the consequence before it
+                c = self._antecedent(f, [x for x in consequences if x.first_time is not None])
+            if c is not None:
+                f.consequence_of = c.label()
         for f in out:
             extra = advice_for(f, self.context)
             if extra:

@@ -372,7 +372,11 @@ class Scanner:
             if not ctx.complete and self.base + ls < CONTEXT_HEAD and self._context_trigger.search(raw):
                 ctx.feed(body, name, lineno)
                 self._ctx_trigger_update()
-            lm = self.matcher.match_line(text) if self.kb_trigger.search(raw) else None
+            lm = None
+            if self.kb_trigger.search(raw):
+                lm = self.matcher.match_line(text)
+                if b"\\n" in raw:  # an error body pasted as one line with literal \n escapes (JSON, HTTP replies)
+                    lm = self._match_escaped(text, lm)
             if lm is None and exc is None and not events:
                 continue
             if lm is None:
@@ -392,6 +396,30 @@ class Scanner:
                 file=name, line=lineno, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
                 frame=frame, seq=self.seq, exc=exc, events=events,
             )
+
+    def _match_escaped(self, text: str, whole: Optional[LineMatch]) -> Optional[LineMatch]:
+        """Match each ``\\n``-separated piece of one physical line as a line of its own
+        (signatures anchored at a line start, one code per piece), merged into one match."""
+        pieces = text.split("\\n")
+        if len(pieces) < 2:
+            return whole
+        sigs, cann, acl, err = [], [], [], []
+        seen = set()
+        for piece in pieces[:200]:
+            lm = self.matcher.match_line(piece)
+            if lm is None:
+                continue
+            for sg in lm.signatures:
+                if sg[0].id not in seen:
+                    seen.add(sg[0].id)
+                    sigs.append(sg)
+            cann += [c for c in lm.cann_codes if c not in cann]
+            acl += [c for c in lm.acl_codes if c not in acl]
+            err += [c for c in lm.err_codes if c not in err]
+        if not (sigs or cann or acl or err):
+            return whole
+        claimed = {c for sg, _ in sigs for c in sg.codes}
+        return LineMatch(sigs, [c for c in cann if c not in claimed], [c for c in acl if str(c) not in claimed], err)
 
     def _metrics(self, rank: Optional[int], body: str, lineno: int, end: int) -> list:
         tr = self._trackers.get(rank)
