@@ -398,13 +398,18 @@ class Scanner:
             )
 
     def _match_escaped(self, text: str, whole: Optional[LineMatch]) -> Optional[LineMatch]:
-        """Match each ``\\n``-separated piece of one physical line as a line of its own
-        (signatures anchored at a line start, one code per piece), merged into one match."""
+        """Add what the ``\\n``-separated pieces of one physical line match on their own
+        (signatures anchored at a line start) to the match of the whole line, whose
+        order (the catalogue's priorities) is kept."""
         pieces = text.split("\\n")
         if len(pieces) < 2:
             return whole
-        sigs, cann, acl, err = [], [], [], []
-        seen = set()
+        sigs = list(whole.signatures) if whole else []
+        cann = list(whole.cann_codes) if whole else []
+        acl = list(whole.acl_codes) if whole else []
+        err = list(whole.err_codes) if whole else []
+        seen = {sg.id for sg, _ in sigs}
+        added = False
         for piece in pieces[:200]:
             lm = self.matcher.match_line(piece)
             if lm is None:
@@ -413,13 +418,14 @@ class Scanner:
                 if sg[0].id not in seen:
                     seen.add(sg[0].id)
                     sigs.append(sg)
-            cann += [c for c in lm.cann_codes if c not in cann]
-            acl += [c for c in lm.acl_codes if c not in acl]
-            err += [c for c in lm.err_codes if c not in err]
-        if not (sigs or cann or acl or err):
+                    added = True
+        if not added:
             return whole
-        claimed = {c for sg, _ in sigs for c in sg.codes}
-        return LineMatch(sigs, [c for c in cann if c not in claimed], [c for c in acl if str(c) not in claimed], err)
+        dropped = {x for sg, _ in sigs for x in getattr(sg, "supersedes", ())}
+        sigs = sorted((h for h in sigs if h[0].id not in dropped), key=lambda h: -getattr(h[0], "priority", 0))
+        claimed = {c for sg, _ in sigs for c in sg.codes} | {c for sg, _ in sigs for c in getattr(sg, "on_code", ())}
+        return LineMatch(sigs, [c for c in cann if c not in claimed], [c for c in acl if str(c) not in claimed],
+                         [e for e in err if "ERR" + e[0] + e[1] not in claimed])
 
     def _metrics(self, rank: Optional[int], body: str, lineno: int, end: int) -> list:
         tr = self._trackers.get(rank)
