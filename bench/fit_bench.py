@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import math
 import os
-import resource
 import sys
 import time
 
@@ -179,8 +177,11 @@ def _loss(out):
     return _loss_from(out)
 
 
-def measure_real(factory, spec_text: str, amp: bool) -> int:
-    """Peak live CPU allocation bytes of one steady-state step, from the profiler's memory events."""
+def measure_real(factory, spec_text: str, amp: bool, ckpt_names=()) -> int:
+    """Peak live CPU allocation bytes of one steady-state step, from the profiler's memory events.
+    ``ckpt_names``: modules whose forward is wrapped in torch.utils.checkpoint (fit's wrapper)."""
+    import contextlib
+    from ascendify.fit.engine import checkpointed
     torch.manual_seed(0)
     model = factory()
     model.train()
@@ -213,7 +214,8 @@ def measure_real(factory, spec_text: str, amp: bool) -> int:
             seen.add(s.data_ptr())
             base += s.nbytes()
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    wrap = checkpointed(model, list(ckpt_names), []) if ckpt_names else contextlib.nullcontext()
+    with wrap, profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         step()
     # memory events of the CPU allocator: "[memory]" entries, nbytes > 0 an allocation, < 0 a free
     evs = [(e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
@@ -228,14 +230,16 @@ def measure_real(factory, spec_text: str, amp: bool) -> int:
     return base + peak
 
 
-def predict(factory, spec_text: str, amp: bool, session_cache: dict) -> "tuple[int, float, str]":
+def predict(factory, spec_text: str, amp: bool, session_cache: dict, ckpt: bool = False):
+    """(predicted peak bytes, seconds, peak phase, checkpointed module names)."""
     key = factory.__name__
     if key not in session_cache:
         session_cache[key] = FitSession(factory, [parse_spec(spec_text)], optimizer="adam", foreach=True)
     s = session_cache[key]
     t0 = time.perf_counter()
-    m = s.measure(StepOptions(amp="bf16" if amp else None), batch=parse_spec(spec_text).shape[0])
-    return m.peak_bytes, time.perf_counter() - t0, m.peak_phase
+    m = s.measure(StepOptions(amp="bf16" if amp else None, checkpointing="auto" if ckpt else None),
+                  batch=parse_spec(spec_text).shape[0])
+    return m.peak_bytes, time.perf_counter() - t0, m.peak_phase, m.checkpointed
 
 
 def main(argv=None) -> int:
@@ -251,30 +255,46 @@ def main(argv=None) -> int:
         print("|---|---:|---|---:|---:|---:|---|---:|---:|")
         cache: dict = {}
         for name, factory, tmpl, batches in CASES:
-            for b in batches[:1] if args.quick else batches:
-                for amp in (False, True):
-                    spec = tmpl.format(b=b)
-                    pred, ps, phase = predict(factory, spec, amp, cache)
-                    t0 = time.perf_counter()
-                    real = measure_real(factory, spec, amp)
-                    rs = time.perf_counter() - t0
-                    err = (pred - real) / real
-                    ok = ok and abs(err) <= 0.10
-                    print(f"| {name} | {b} | {'bf16 autocast' if amp else 'fp32'} | {pred / mib:.1f} | {real / mib:.1f} | "
-                          f"{err * 100:+.1f}% | {phase} | {ps:.2f} | {rs:.1f} |", flush=True)
+            runs = [(b, amp, False) for b in (batches[:1] if args.quick else batches) for amp in (False, True)]
+            if not args.quick:
+                runs.append((batches[-1], False, True))  # + activation checkpointing of each block
+            for b, amp, ckpt in runs:
+                spec = tmpl.format(b=b)
+                pred, ps, phase, names = predict(factory, spec, amp, cache, ckpt)
+                t0 = time.perf_counter()
+                real = measure_real(factory, spec, amp, names)
+                rs = time.perf_counter() - t0
+                err = (pred - real) / real
+                ok = ok and abs(err) <= 0.10
+                prec = ("bf16 autocast" if amp else "fp32") + (f" + checkpointing auto ({len(names)})" if ckpt else "")
+                print(f"| {name} | {b} | {prec} | {pred / mib:.1f} | {real / mib:.1f} | "
+                      f"{err * 100:+.1f}% | {phase} | {ps:.2f} | {rs:.1f} |", flush=True)
             cache.clear()
             gc.collect()
     # speed: `ascendify fit` of ViT-B/16 at batch 128 end to end (imports, fake build, step, allocator
     # replay, chip check) in a fresh child process, so its peak RSS is its own
     import subprocess
     here = os.path.dirname(os.path.abspath(__file__))
-    cmd = [sys.executable, "-m", "ascendify", "fit", os.path.join(here, "fit_bench.py") + ":vit_b16",
+    # the child reports its own high-water RSS (VmHWM of its address space: ru_maxrss would count the
+    # forked image of this process, which has just run the real steps)
+    wrapper = ("import atexit, sys\n"
+               "def _hwm():\n"
+               "    try:\n"
+               "        kb = [ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')][0]\n"
+               "    except (OSError, IndexError):\n"
+               "        import resource; kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+               "    sys.stderr.write('VmHWM_KB=%s\\n' % kb)\n"
+               "atexit.register(_hwm)\n"
+               "from ascendify.cli import main\n"
+               "main(sys.argv[1:])\n")
+    cmd = [sys.executable, "-c", wrapper, "fit", os.path.join(here, "fit_bench.py") + ":vit_b16",
            "--input", "x:128,3,224,224:float32", "--chip", "Ascend910B3", "--format", "json"]
     env = dict(os.environ, PYTHONPATH=os.path.join(here, "..", "src"))
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t0
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    hwm = [ln for ln in proc.stderr.splitlines() if ln.startswith("VmHWM_KB=")]
+    rss = int(hwm[-1].split("=")[1]) / 1024 if hwm else float("nan")
     if proc.returncode not in (0, 1):
         print(proc.stderr)
         return 1
