@@ -121,3 +121,11 @@ def test_op_finding_names_the_ops_lookup_for_the_chip_and_release():
     doc = _json([], line)  # nothing known: no context sentence
     f = next(x for x in doc["findings"] if x["key"] == "aten::unique_consecutive")
     assert "context_advice" not in f["details"]
+
+
+@pytest.mark.parametrize("chip,family,bf16", [("910B", "910B", True), ("a2", "910B", True), ("910A", "910", False),
+                                              ("Ascend910B3", "910B", True), ("Ascend910B", "910", False)])
+def test_chip_option_family_spellings(chip, family, bf16):
+    # `--chip 910B` means the Atlas A2 family; the digit-less soc_version Ascend910B is the first generation
+    doc = _json(["--chip", chip], NAN)
+    assert (doc["context"]["chip"]["family"], doc["context"]["chip"]["bf16"]) == (family, bf16)

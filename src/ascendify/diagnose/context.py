@@ -58,13 +58,17 @@ class Context:
     def __init__(self, chip: Optional[str] = None, torch_npu: Optional[str] = None):
         self.values: dict = {}
         if chip:
-            canon = chips_kb.normalize_soc_version(chip)
-            fam = chips_kb.family_code(chip)
+            alias = chips_kb.FAMILY_ALIASES.get(chip.strip().lower())
+            canon = None if alias else chips_kb.normalize_soc_version(chip)
+            fam = alias or chips_kb.family_code(chip)
             if canon is None and fam is None:
                 from ascendify.errors import AscendifyError
 
                 raise AscendifyError(f"--chip {chip}: unknown chip (expected a soc_version such as Ascend910B3 or a family such as 910B)")
+            # a family spelling (910B = Atlas A2, a3, 310P) is a family, not the digit-less soc_version Ascend910B
             self.values["chip"] = {"value": canon or chip, "from": "option"}
+            if canon is None:
+                self.values["chip"]["family_only"] = fam
         if torch_npu:
             self.values["torch_npu"] = {"value": torch_npu, "from": "option"}
 
@@ -113,7 +117,11 @@ class Context:
         v = self.values.get("chip")
         if not v:
             return None
-        info = chips_kb.chip_info(v["value"])
+        fam_only = v.get("family_only")
+        info = None if fam_only else chips_kb.chip_info(v["value"])
+        if fam_only:
+            chips = chips_kb.family_chips(fam_only)
+            return chips[0] if chips else None
         if info is None:
             fam = chips_kb.family_code(v["value"])
             chips = chips_kb.family_chips(fam) if fam else []
@@ -183,7 +191,7 @@ class Context:
         return "; ".join(bad) if bad else None
 
     def to_dict(self) -> dict:
-        out = {k: dict(v) for k, v in self.values.items()}
+        out = {k: {a: b for a, b in v.items() if a != "family_only"} for k, v in self.values.items()}
         info = self.chip_info()
         if info is not None:
             out["chip"].update(family=info.family, bf16=info.bf16)
