@@ -24,7 +24,8 @@ from ascendify.options import chip_option, envelope, input_option, plot_option, 
 @click.option("--checkpointing", metavar="PATTERN",
               help="Activation-checkpoint the modules this name pattern matches (blocks.*, layer?.*; comma-separated), "
                    "or 'auto' for each block of the biggest repeated block class.")
-@click.option("--cards", type=int, default=1, show_default=True, help="Cards to shard across (with --shard).")
+@click.option("--cards", type=click.IntRange(1, 65536), default=1, show_default=True, metavar="N",
+              help="Cards to shard across (with --shard; data-parallel replicas otherwise change nothing per card).")
 @click.option("--shard", type=click.Choice(SHARDS), help="zero1: optimizer states / N; zero2: + gradients; zero3, fsdp: + parameters.")
 @click.option("--batch", "batch", metavar="auto", help="auto: find the largest batch that fits --chip.")
 @click.option("--no-suggest", is_flag=True, help="Do not add the amp/checkpointing rows when the baseline does not fit.")
