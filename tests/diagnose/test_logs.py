@@ -302,3 +302,21 @@ def test_wrapper_after_a_consequence_is_linked_to_it(tmp_path):
     assert hccl.role == "consequence"
     wrapper = next(f for f in rep.findings if f.role == "wrapper")
     assert wrapper.consequence_of == hccl.label()
+
+
+def test_traceback_across_a_block_boundary(tmp_path):
+    import gzip
+
+    from ascendify.diagnose.scanner import BLOCK
+
+    p = tmp_path / "r.log.gz"
+    filler = b"x" * 100 + b"\n"
+    n = (BLOCK - 60) // len(filler)  # the traceback starts a few bytes before the first 1 MiB block ends
+    with gzip.open(p, "wb") as fh:
+        fh.write(filler * n)
+        fh.write(b"Traceback (most recent call last):\n")
+        fh.write(b'  File "/u/a.py", line 3, in <module>\n' + b"    f()\n" * 20)
+        fh.write(b"ZeroDivisionError: division by zero\n")
+    f = diagnose((str(p),)).findings[0]
+    assert f.title == "ZeroDivisionError: division by zero"
+    assert f.frame == {"path": "/u/a.py", "line": 3, "function": "<module>"} and f.evidence[0].line == n + 23
