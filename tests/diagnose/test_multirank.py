@@ -139,3 +139,19 @@ def test_untimed_logs_keep_reading_order(tmp_path):
     assert cause.role == "cause" and cause.ranks == {1}
     other = [f for f in rep.findings if f.ranks == {0}]
     assert other and other[0].consequence_of == cause.label()
+
+
+def test_a_rank_prefixed_line_does_not_borrow_another_ranks_frame(tmp_path):
+    p = tmp_path / "console.log"
+    p.write_text(
+        "[default1]:Traceback (most recent call last):\n"
+        '[default1]:  File "/work/llm/train.py", line 99, in <module>\n'
+        "[default1]:    trainer.train()\n"
+        "[default1]:RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 1; 60.00 GiB total capacity; 50.00 GiB "
+        "already allocated; 50.00 GiB current active; 1.00 GiB free; 58.00 GiB reserved in total by PyTorch)\n"
+        "[default0]:[E502 08:50:01.000000 ProcessGroupHCCL.cpp:590] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkHCCL(SeqNum=88, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800001 milliseconds before timing out.\n")
+    rep = diagnose((str(p),))
+    oom = next(f for f in rep.findings if f.id == "npu-oom")
+    other = [f for f in rep.findings if f.ranks == {0}]
+    assert oom.frame["line"] == 99 and other and all(f.frame is None for f in other)

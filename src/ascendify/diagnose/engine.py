@@ -478,7 +478,8 @@ class Aggregator:
         f.add(dataclasses.replace(hit, line=ev.line, text=ev.text.strip(), exc=None, frame=None))
         if first:
             f.details.update({k: v for k, v in ev.details.items() if v is not None})
-            f.details["first_step"] = ev.step if ev.step is None else (int(ev.step) if float(ev.step).is_integer() else ev.step)
+            if ev.step is not None:
+                f.details["first_step"] = int(ev.step) if float(ev.step).is_integer() else ev.step
             f.details["record"] = ev.record
 
     # ------------------------------------------------------------------ result

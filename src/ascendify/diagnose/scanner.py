@@ -390,7 +390,9 @@ class Scanner:
             frame = None
             if exc is not None and exc.frame is not None:
                 frame = Frame(exc.frame.path, exc.frame.line, exc.frame.function)
-            elif lm.signatures or lm.cann_codes or lm.acl_codes or lm.err_codes:
+            elif prank is None and (lm.signatures or lm.cann_codes or lm.acl_codes or lm.err_codes):
+                # the nearest frame above; not for rank-prefixed lines, whose tracebacks the reader follows per rank
+                # (the frame above may be another rank's)
                 frame = _frame(buf, max(0, ls - LOOKBACK), ls)
             yield Hit(
                 file=name, line=lineno, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
