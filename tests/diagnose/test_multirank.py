@@ -155,3 +155,11 @@ def test_a_rank_prefixed_line_does_not_borrow_another_ranks_frame(tmp_path):
     oom = next(f for f in rep.findings if f.id == "npu-oom")
     other = [f for f in rep.findings if f.ranks == {0}]
     assert oom.frame["line"] == 99 and other and all(f.frame is None for f in other)
+
+
+def test_only_consequences_in_the_log_say_so(tmp_path):
+    (tmp_path / "rank_0.log").write_text(_hccl_timeout(0, 30))
+    r = CliRunner().invoke(cli, ["diagnose", str(tmp_path)], standalone_mode=False)
+    first = r.output.splitlines()[0]
+    assert first.startswith("No root cause in these logs; first symptom: ") and "Add the logs of the other ranks" in first
+    assert "— first symptom" in r.output

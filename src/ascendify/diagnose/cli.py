@@ -54,6 +54,9 @@ def headline(report: Report) -> str:
     if f.first_time is not None:
         bits.append(_short_time(f.first_time))
     where = f" ({', '.join(bits)})" if bits else ""
+    if f.role != "cause":  # only timeouts / wrappers: the failing rank's log is not among the inputs
+        return (f"No root cause in these logs; first symptom: {f.title}{where}. "
+                "Add the logs of the other ranks (or the plog) to find the rank that failed.")
     line = f"Root cause: {f.title}{where}"
     if ff is not None and ff is not f and ff.first_time is not None:
         line += f"; first failure in time: {ff.title}"
@@ -108,7 +111,7 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
             out.append("Context: " + "; ".join(parts) + ".")
         out.append("")
     for i, f in enumerate(shown, 1):
-        tag = "likely root cause" if i == 1 and f.severity == "error" else f.role
+        tag = ("likely root cause" if f.role == "cause" else "first symptom") if i == 1 and f.severity == "error" else f.role
         out.append(f"{i}. [{f.severity}] {f.title} — {tag}{_where(f)}, confidence {f.confidence:.2f}")
         for e in f.evidence:
             rk = f" [rank {e.rank}]" if e.rank is not None else ""
