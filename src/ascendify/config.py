@@ -32,6 +32,9 @@ DEFAULT_EXCLUDES = (
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ascendify_cache",
 )
 TARGETS = ("npu", "agnostic")
+OTHER_TABLES = ("fit",)
+"""Sub-tables of ``[tool.ascendify]`` that other commands read (``[tool.ascendify.fit]``:
+``ascendify.fit.hook``); scan's settings ignore them."""
 
 
 def _recommended_torch_npu() -> str:
@@ -158,6 +161,8 @@ def load_settings(config_file: Optional[str], overrides: dict) -> Settings:
         known = {f.replace("_", "-") for f in Settings.__dataclass_fields__} - {"config-file", "torch-npu-reason"}
         for key, val in table.items():
             norm = key.replace("_", "-")
+            if norm in OTHER_TABLES:
+                continue
             if norm not in known:
                 raise ConfigError(f"{config_file}: unknown key [tool.ascendify] {key}; known keys: {', '.join(sorted(known))}")
             setattr(s, norm.replace("-", "_"), val)

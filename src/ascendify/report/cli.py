@@ -39,6 +39,24 @@ def _run_json_command(args: list[str], timeout: int) -> dict[str, Any]:
         return {"status": "not run", "reason": f"`ascendify {' '.join(args)}` failed (exit {proc.returncode}): {err}"}
 
 
+def fit_section(project: str, chip) -> Any:
+    """The fit table when the project's ``[tool.ascendify.fit]`` names a model factory
+    (``ascendify.fit.hook``), a not-run record saying why it could not run, or None."""
+    from ascendify.fit.hook import fit_rows, project_fit
+    from ascendify.fit.render import human
+
+    res = project_fit(project, chip=chip)
+    if res is None:
+        return None
+    if "error" in res:
+        return {"status": "not run", "reason": res["error"] + (f" (ran `{res['command_line']}`)" if res.get("command_line") else "")}
+    out = dict(res)
+    out["table"] = fit_rows(res)
+    out["peak_human"] = human(res.get("peak_bytes") or 0)
+    out["margin_human"] = human(abs(res.get("margin_bytes") or 0))
+    return out
+
+
 def _includes(paths: tuple) -> dict[str, Any]:
     """``--include`` files by section, each recognised by its content; a file no ascendify
     command writes gets a one-line warning naming it and is left out."""
@@ -112,6 +130,9 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
         sections["probe"] = _run_json_command(args, PROBE_TIMEOUT_S)
     else:
         sections["probe"] = {"status": "not run", "reason": "no model given; pass --probe pkg.module:factory --input NAME:SHAPE:DTYPE"}
+    fit = fit_section(project, settings.chip)
+    if fit is not None:
+        sections["fit"] = fit
     sections.update(_includes(include))
     report = build_report(project, result, run, settings, sections, migrated_dir=migrated)
     try:

@@ -20,12 +20,15 @@ from ascendify.fsutil import atomic_write
 from ascendify.output.rulepage import rule_page_markdown
 from ascendify.rules.registry import load_rules
 
-SECTION_ORDER = ("doctor", "probe", "diagnose", "profile")
+SECTION_ORDER = ("doctor", "probe", "fit", "diagnose", "profile")
 SECTION_HINT = {
     "doctor": "Run `ascendify doctor --format json > doctor.json` on the Ascend host and add it with `ascendify report --include doctor.json`.",
     "probe": "Run `ascendify probe pkg.module:factory --input ... --format json > probe.json` (or pass --probe to migrate).",
     "diagnose": "Run `ascendify diagnose LOGS --format json > diagnose.json` after a failing run.",
     "profile": "Run `ascendify profile PROFILER_DIR --format json > profile.json` after a profiled run.",
+    "fit": "Name the model in pyproject.toml ([tool.ascendify.fit] factory and inputs, docs/fit.md) and migrate predicts "
+           "whether one training step fits the chip's memory; or run `ascendify fit pkg.module:factory --input ... --chip SOC "
+           "--format json > fit.json` and add it with --include.",
 }
 SEV_ORDER = ("error", "silent", "warning", "info")
 SEV_COLOUR = {"error": "#c0262d", "silent": "#8e3fb0", "warning": "#b7791f", "info": "#2b6cb0"}
