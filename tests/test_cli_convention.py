@@ -191,6 +191,18 @@ def test_ml_commands_format_json(tmp_path):
     doc = _json(run_cli("compare", str(npz), str(npz), "--format", "json", cwd=REPO))
     assert doc["verdict"] == "PASS"
     _envelope(doc, "compare")
+    doc = _json(run_cli("fit", "tests.export.toy_models:cnn", "--input", "x:2,3,16,16:float32", "--chip", "Ascend910B3",
+                        "--format", "json", cwd=REPO))
+    assert doc["peak_bytes"] > 0 and doc["fits"] is True
+    _envelope(doc, "fit")
+
+
+def test_profile_compare_format_json(tmp_path):
+    from tests.profile.test_compare import gpu_trace, npu_dir
+
+    gpu_trace(tmp_path / "gpu.json")
+    doc = _json(run_cli("profile", "compare", str(tmp_path / "gpu.json"), npu_dir(tmp_path / "npu"), "--format", "json"))
+    _envelope(doc, "profile compare")
 
 
 # ----------------------------------------------------------------------------- old spellings
