@@ -320,3 +320,14 @@ def test_traceback_across_a_block_boundary(tmp_path):
     f = diagnose((str(p),)).findings[0]
     assert f.title == "ZeroDivisionError: division by zero"
     assert f.frame == {"path": "/u/a.py", "line": 3, "function": "<module>"} and f.evidence[0].line == n + 23
+
+
+def test_a_pasted_exception_line_alone_is_reported(tmp_path):
+    rep = _run(tmp_path, "deploying on 8 cards, then:\nAssertionError: Invalid device id\n")
+    [f] = rep.findings
+    assert f.id == "python-exception" and f.title == "AssertionError: Invalid device id" and f.confidence <= 0.35
+    # ... but only when nothing else explains the log
+    rep = _run(tmp_path, "ValueError: retrying with a smaller batch\nEI0006: Getting socket times out.\n", name="b.log")
+    assert [f.id for f in rep.findings] == ["hccl-connect-timeout"]
+    rep = _run(tmp_path, "INFO all good\nsome Error: words in prose\n", name="c.log")
+    assert rep.findings == []

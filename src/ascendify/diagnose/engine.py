@@ -244,6 +244,7 @@ class Aggregator:
         self.blocks: dict = {}  # (file, rank) -> [Hit]
         self.chains: dict = {}  # (file, chain) -> [(pos, link, [fid])]
         self.symptoms = metrics_mod.load_symptoms()
+        self.bare: list = []  # exception lines outside tracebacks that no entry explains (a fallback)
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -296,7 +297,10 @@ class Aggregator:
                 if t.post is not None:
                     t.post(f, h, first)
                 fids.append(t.fid)
-            if h.exc is not None:
+            if h.exc is not None and h.exc.bare:
+                if not ts and len(self.bare) < 8 and h.exc.type not in {b.exc.type for b in self.bare}:
+                    self.bare.append(h)  # reported only when nothing else explains the log
+            elif h.exc is not None:
                 if not ts:
                     fids.append(self._add_exception(h))
                 self._chain(h, fids)
@@ -564,6 +568,10 @@ class Aggregator:
         for key in list(self.blocks):
             self._flush(key)
         self._resolve_chains()
+        if self.bare and not any(f.severity == "error" for f in self.findings.values()):
+            for h in self.bare:  # a pasted exception line is all there is
+                f = self.findings[self._add_exception(h)]
+                f.base_confidence = min(f.base_confidence, 0.35)
         self._add_mismatch()
         out = sorted(self.findings.values(), key=Finding.sort_key)
         causes = [f for f in out if f.severity == "error" and f.role == "cause"]

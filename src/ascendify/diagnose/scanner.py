@@ -27,8 +27,8 @@ from typing import BinaryIO, Iterator, Optional
 from ascendify.diagnose import context as context_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher
-from ascendify.diagnose.structure import (ExcInfo, TracebackReader, parse_time, prefix_rank, rank_in_text, split_rank,
-                                          strip_log_prefix)
+from ascendify.diagnose.structure import (ExcInfo, TracebackReader, bare_exception, parse_time, prefix_rank, rank_in_text,
+                                          split_rank, strip_log_prefix)
 from ascendify.errors import AscendifyError
 
 BLOCK = 1 << 20
@@ -185,7 +185,8 @@ class _Transcode:
 
 
 _TB_TRIGGER = re.compile(rb"Traceback \(most recent call last\)")
-_TB_WORDS = (b"Traceback (most recent call last)", b"During handling of the above", b"The above exception was")
+_TB_WORDS = (b"Traceback (most recent call last)", b"During handling of the above", b"The above exception was",
+             b"Error: ", b"Exception: ")
 _METRIC_TRIGGER = re.compile(b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS))
 _CONTEXT_TRIGGER = re.compile(b"|".join(re.escape(t) for t in context_mod.TRIGGERS))
 FULL_HEAD = 1 << 20
@@ -366,6 +367,8 @@ class Scanner:
             if self._tb.active or _TB_TRIGGER.search(raw) or b"above exception" in raw:
                 pid, tb_body = strip_log_prefix(body)
                 exc = self._tb.feed(prank if prank is not None or pid is None else ("pid", pid), tb_body)
+            elif b"rror: " in raw or b"xception: " in raw:
+                exc = bare_exception(strip_log_prefix(body)[1])
             events = []
             if metric_ok and (_METRIC_TRIGGER.search(raw) or metrics_mod.SCALE_MIN_MSG in body):
                 events = self._metrics(prank if prank is not None else path_rank, body, lineno, self.base + le)

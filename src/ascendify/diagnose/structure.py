@@ -181,6 +181,17 @@ class ExcInfo:
     pos: int
     link: str
     frames: int
+    bare: bool = False  # an exception line outside any traceback (a one-line paste)
+
+
+def bare_exception(body: str) -> Optional[ExcInfo]:
+    """An exception line on its own (``RuntimeError: …`` with no traceback above it), else None."""
+    stripped = body.strip()
+    m = _EXC.match(stripped)
+    if m is None or not m.group(2) or not _looks_like_exception(m.group(1)):
+        return None
+    return ExcInfo(type=m.group(1), message=m.group(2).strip(), frame=None, last_frame=None, chain=0, pos=0, link="",
+                   frames=0, bare=True)
 
 
 def is_user_frame(path: str) -> bool:
