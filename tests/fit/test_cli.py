@@ -87,3 +87,12 @@ def test_plot_without_matplotlib_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     r = fit("tests.fit.models:mlp", "--input", "x:5,8", "--plot", str(tmp_path / "m.png"))
     assert r.code == 2 and "matplotlib is not installed" in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_bf16_rows_on_a_chip_without_bf16_say_so():
+    d = json.loads(fit("tests.fit.models:mlp", "--input", "x:5,8", "--amp", "bf16", "--chip", "Ascend910A", "--format", "json").out)
+    assert any("Ascend910A has no bf16" in n and "--amp fp16" in n for n in d["notes"])
+    d = json.loads(fit("tests.fit.models:mlp", "--input", "x:5,8", "--amp", "bf16", "--chip", "Ascend910B3", "--format", "json").out)
+    assert not any("no bf16" in n for n in d["notes"])
+    d = json.loads(fit("tests.fit.models:mlp", "--input", "x:5,8", "--amp", "fp16", "--chip", "Ascend910A", "--format", "json").out)
+    assert not any("no bf16" in n for n in d["notes"])

@@ -147,12 +147,27 @@ def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer:
         "fits": v["fits"], "margin_bytes": v["margin_bytes"],
         "rows": [_public(r) for r in rows],
         "ops": m.ops, "seconds": round(sum(r["_m"].seconds for r in rows if "_m" in r), 3),
-        "notes": _notes(configured, soc) + ([
+        "notes": _notes(configured, soc) + _bf16_note(soc, rows) + ([
             "the factory reads tensor values while building, so it was built "
             + ("on the meta device" if session.built_on == "meta" else "for real on the CPU (parameters only)")
             + " and then made fake"] if session.built_on != "fake" else []),
     }
     return result
+
+
+def _bf16_note(soc: Optional[str], rows: list) -> List[str]:
+    """A bf16 row for a chip without bf16 (910A, 310P: chips KB, torch_npu's IsBF16Supported)
+    predicts memory that chip cannot use: say so."""
+    from ascendify.kb.chips import chip_info
+
+    info = chip_info(soc) if soc else None
+    if info is None or info.bf16 is not False:
+        return []
+    bf16 = [r["lever"] for r in rows if "bf16" in str(r.get("lever", "")) + str(r.get("how", ""))]
+    if not bf16:
+        return []
+    return [f"{soc} has no bf16 ({info.family_name}; chips KB: torch_npu IsBF16Supported is SocVersion >= Ascend910B1): "
+            f"the {', '.join(sorted(set(bf16)))} row(s) show memory only — on this chip use --amp fp16"]
 
 
 def _notes(configured: dict, soc: Optional[str]) -> List[str]:
