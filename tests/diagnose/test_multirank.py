@@ -163,3 +163,39 @@ def test_only_consequences_in_the_log_say_so(tmp_path):
     first = r.output.splitlines()[0]
     assert first.startswith("No root cause in these logs; first symptom: ") and "Add the logs of the other ranks" in first
     assert "— first symptom" in r.output
+
+
+ELASTIC = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-05-01_10:31:02
+  host      : node-a
+  rank      : 0 (local_rank: 0)
+  exitcode  : -6 (pid: 7001)
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-05-01_10:30:59
+  host      : node-a
+  rank      : 3 (local_rank: 3)
+  exitcode  : 1 (pid: 7004)
+  error_file: <N/A>
+============================================================
+"""
+
+
+def test_torch_elastic_summary_names_the_first_rank(tmp_path):
+    # no timestamps on the errors: the launcher's "Root Cause (first observed failure)" decides the first failure
+    (tmp_path / "rank_1.log").write_text("ImportError: libhccl.so: cannot open shared object file: No such file or directory\n")
+    (tmp_path / "rank_3.log").write_text("ModuleNotFoundError: No module named 'flash_attn'\n")
+    (tmp_path / "launcher.log").write_text(ELASTIC)
+    rep = diagnose((str(tmp_path),))
+    assert rep.context["launcher_first_rank"]["value"] == 3 and rep.context["launcher_first_rank"]["line"] == 16
+    assert rep.first_failure().ranks == {3} and rep.findings[0].ranks == {3}
+    assert rep.to_dict()["summary"]["first_failure"]["launcher_rank"] == 3
+    text = CliRunner().invoke(cli, ["diagnose", str(tmp_path)], standalone_mode=False).output
+    assert "torch elastic names rank 3 as the first observed failure" in text

@@ -95,6 +95,9 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
         tl = _timeline(report)
         if tl and len({r for f in report.findings for r in f.ranks}) > 1:
             out.append(tl)
+        lr = report.context.get("launcher_first_rank")
+        if lr:
+            out.append(f"torch elastic names rank {lr['value']} as the first observed failure ({lr['file']}:{lr['line']}).")
         fe = report.first_error()
         if fe is not None and fe.first_time is not None:  # without times the ranking, not the line order, decides
             e = fe.evidence[0]

@@ -74,7 +74,7 @@ class Context:
 
     @property
     def complete(self) -> bool:
-        return len(self.values) == 4
+        return all(k in self.values for k in TRIGGERS_BY_KEY)
 
     def missing_triggers(self) -> tuple:
         """The trigger words of the facts not known yet."""

@@ -185,11 +185,14 @@ class Report:
         return min(errs, key=lambda f: (f.first_time if f.first_time is not None else float("inf"), f.first_seq))
 
     def first_failure(self) -> Optional[Finding]:
-        """The error *cause* that happened first in time (the rank that failed first), else the first error."""
+        """The error *cause* that happened first in time (the rank that failed first), else the first error.
+        Without times, a cause on the rank torch elastic names as the first observed failure comes first."""
         causes = [f for f in self.errors if f.role == "cause" and not f.generic] or [f for f in self.errors if f.role == "cause"]
         if not causes:
             return self.first_error()
-        return min(causes, key=lambda f: (f.first_time if f.first_time is not None else float("inf"), f.first_seq))
+        lr = (self.context.get("launcher_first_rank") or {}).get("value")
+        return min(causes, key=lambda f: (f.first_time if f.first_time is not None else float("inf"),
+                                          lr is None or lr not in f.ranks, f.first_seq))
 
     def to_dict(self) -> dict:
         fe = self.first_error()
@@ -198,7 +201,8 @@ class Report:
         if ff is not None:
             ev = ff.evidence[0]
             first_failure = {"finding": ff.label(), "rank": ev.rank, "ranks": sorted(ff.ranks), "time": _iso(ff.first_time),
-                             "file": ev.file, "line": ev.line}
+                             "file": ev.file, "line": ev.line,
+                             "launcher_rank": (self.context.get("launcher_first_rank") or {}).get("value")}
         return {
             "summary": {
                 "findings": len(self.findings),
@@ -573,7 +577,10 @@ class Aggregator:
                 f = self.findings[self._add_exception(h)]
                 f.base_confidence = min(f.base_confidence, 0.35)
         self._add_mismatch()
-        out = sorted(self.findings.values(), key=Finding.sort_key)
+        lr = (self.context.values.get("launcher_first_rank") or {}).get("value")
+        # among causes without times, those on the rank torch elastic names as the first observed failure go first
+        out = sorted(self.findings.values(), key=lambda f: f.sort_key()[:4] + (lr is not None and lr not in f.ranks,)
+                     + f.sort_key()[4:])
         causes = [f for f in out if f.severity == "error" and f.role == "cause"]
         consequences = [f for f in out if f.severity == "error" and f.role == "consequence"]
         for f in out:

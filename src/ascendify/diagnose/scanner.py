@@ -27,8 +27,8 @@ from typing import BinaryIO, Iterator, Optional
 from ascendify.diagnose import context as context_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher
-from ascendify.diagnose.structure import (ExcInfo, TracebackReader, bare_exception, parse_time, prefix_rank, rank_in_text,
-                                          split_rank, strip_log_prefix)
+from ascendify.diagnose.structure import (LAUNCHER_ROOT, ExcInfo, TracebackReader, bare_exception, launcher_rank, parse_time,
+                                          prefix_rank, rank_in_text, split_rank, strip_log_prefix)
 from ascendify.errors import AscendifyError
 
 BLOCK = 1 << 20
@@ -186,7 +186,7 @@ class _Transcode:
 
 _TB_TRIGGER = re.compile(rb"Traceback \(most recent call last\)")
 _TB_WORDS = (b"Traceback (most recent call last)", b"During handling of the above", b"The above exception was",
-             b"Error: ", b"Exception: ")
+             b"Error: ", b"Exception: ", b"Root Cause (first observed failure)")
 _METRIC_TRIGGER = re.compile(b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS))
 _CONTEXT_TRIGGER = re.compile(b"|".join(re.escape(t) for t in context_mod.TRIGGERS))
 FULL_HEAD = 1 << 20
@@ -223,6 +223,8 @@ class Scanner:
         self.year = 2000
         self._tb = TracebackReader()
         self._trackers: dict = {}
+        self._launcher_left = 0
+        self._launcher_until = 0
 
     def _ctx_trigger_update(self) -> None:
         """(Re)build the triggers for [metrics on][context on]; the context words are
@@ -246,6 +248,7 @@ class Scanner:
         self._tb = TracebackReader()
         self._trackers = {}
         self.full_until = FULL_HEAD
+        self._launcher_left = 0
         carry = b""
         lines_before = 0  # line number offset of the current region
         newlines, last = 0, b"\n"
@@ -307,7 +310,7 @@ class Scanner:
         t_key, t_at = None, -1  # the trigger last searched and the start of its next match (cut: none)
         while pos < cut:
             full = base + pos < self.full_until
-            if tb.active:
+            if tb.active or (self._launcher_left and base + pos < self._launcher_until):
                 ls, kind = pos, full
             else:
                 key = (full, not ctx.complete and base + pos < CONTEXT_HEAD)
@@ -375,6 +378,17 @@ class Scanner:
             if not ctx.complete and self.base + ls < CONTEXT_HEAD and self._context_trigger.search(raw):
                 ctx.feed(body, name, lineno)
                 self._ctx_trigger_update()
+            if self._launcher_left:  # the rows after torch elastic's "Root Cause (first observed failure):"
+                self._launcher_left -= 1
+                r = launcher_rank(body)
+                if r is not None:
+                    self._launcher_left = 0
+                    if "launcher_first_rank" not in self.context.values:
+                        self.context.values["launcher_first_rank"] = {"value": r, "from": "log", "file": name, "line": lineno,
+                                                                      "text": body.strip()[:200]}
+            elif LAUNCHER_ROOT in body:
+                self._launcher_left = 8
+                self._launcher_until = self.base + le + 2048
             lm = None
             if self.kb_trigger.search(raw):
                 lm = self.matcher.match_line(text)

@@ -57,6 +57,16 @@ _LOG_PREFIX = re.compile(
 )
 
 
+LAUNCHER_ROOT = "Root Cause (first observed failure)"
+_LAUNCHER_RANK = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\b")
+
+
+def launcher_rank(line: str) -> Optional[int]:
+    """The ``rank : N`` row of torch elastic's failure summary, else None."""
+    m = _LAUNCHER_RANK.match(line)
+    return int(m.group(1)) if m else None
+
+
 def strip_log_prefix(body: str) -> tuple:
     """``(pid or None, body)`` without a Ray worker prefix (``(RayWorkerWrapper pid=123, ip=10.0.0.2)``)
     and a vLLM-style logger prefix (``ERROR 03-05 07:15:39 [engine.py:387]``), which vLLM / Ray put
@@ -98,7 +108,7 @@ def split_rank(line: str) -> tuple:
 # -------------------------------------------------------------------- timestamps
 
 _TS_FULL = re.compile(
-    r"(?<!\d)(\d{4})[-/](\d\d)[-/](\d\d)[- T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?:\.(\d{1,3}))?"
+    r"(?<!\d)(\d{4})[-/](\d\d)[-/](\d\d)[- T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?:\.(\d{1,3}))?"
 )
 _TS_GLOG = re.compile(r"(?<![\w])[IWEF](\d\d?)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?")
 _TS_SHORT = re.compile(r"(?<![\d-])(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?\b")
