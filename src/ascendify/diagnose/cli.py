@@ -12,7 +12,7 @@ from ascendify.diagnose.engine import Finding, Report, _iso
 from ascendify.diagnose.engine import diagnose as run_diagnose
 from ascendify.diagnose.rules import rule_info
 from ascendify.diagnose.structure import is_user_frame
-from ascendify.options import chip_option, emit, envelope, report_options, torch_npu_option
+from ascendify.options import chip_option, emit, envelope, fail_on_option, report_options, torch_npu_option
 
 _WRAP = 100
 
@@ -168,8 +168,7 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
 @chip_option("The chip the log comes from (soc_version such as Ascend910B3, or a family such as 910A); default: what the log shows.")
 @torch_npu_option("The torch_npu release the log comes from, e.g. 2.1.0.post3; default: what the log shows.")
 @click.option("--max", "max_findings", type=click.IntRange(0), default=20, show_default=True, help="Text: show at most this many findings (0 = all).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "never"]), default="error", show_default=True,
-              help="Exit 1 when a finding at or above this severity is found.")
+@fail_on_option(["error", "warning", "never"], "error")
 def diagnose(logs, list_catalogue, fmt, output_file, chip, torch_npu, max_findings, fail_on) -> int:
     """Find the cause and fix of errors in NPU logs.
 
