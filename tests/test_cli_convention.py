@@ -248,3 +248,19 @@ def test_docs_cli_md_lists_every_command_as_it_is():
     text = open(os.path.join(REPO, "docs", "cli.md"), encoding="utf-8").read()
     for path, _ in COMMANDS:
         assert f"### `ascendify {path}" in text
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("migrate", "/nonexistent"), "Directory '/nonexistent' does not exist"),
+    (("ops",), "Missing argument 'QUERY'"),
+    (("scan", "--bogus"), "No such option '--bogus'"),
+    (("nosuchcmd",), "No such command 'nosuchcmd'"),
+    (("profile", "analyze", "--bogus", "x"), "No such option '--bogus'"),
+    (("fit", "--format", "xml", "m:f"), "Invalid value for '--format'"),
+])
+def test_usage_errors_are_one_line(args, needle):
+    r = run_cli(*args)
+    assert r.code == 2 and r.out == ""
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ascendify: error: ") and needle in lines[0], r.err
+    assert "--help`)" in lines[0]

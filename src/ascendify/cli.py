@@ -84,14 +84,24 @@ def cli() -> None:
     """
 
 
+def usage_error(exc: click.UsageError) -> int:
+    """Print a usage error as one line naming the command and where its help is; return 2."""
+    ctx = exc.ctx
+    path = ctx.command_path if ctx is not None else "ascendify"
+    click.echo(f"ascendify: error: {exc.format_message()} (see `{path} --help`)", err=True)
+    return exc.exit_code if isinstance(exc.exit_code, int) else 2
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Console-script entry point: one-line errors, never a traceback (exit 2)."""
     try:
         rc = cli.main(args=argv, prog_name="ascendify", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.UsageError as exc:  # one line, like every other error (docs/cli.md)
+        sys.exit(usage_error(exc))
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"ascendify: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("ascendify: aborted", err=True)
