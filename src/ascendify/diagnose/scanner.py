@@ -39,6 +39,11 @@ LOOKBACK = 4096
 
 SKIP_EXT = {".pt", ".pth", ".bin", ".om", ".onnx", ".npy", ".npz", ".so", ".pyc", ".png", ".jpg", ".zip", ".tar", ".db",
             ".safetensors", ".ckpt", ".h5", ".pkl", ".whl"}
+DOC_EXT = {".md", ".rst", ".html", ".htm", ".css", ".js", ".py", ".ipynb", ".toml", ".cfg", ".ini", ".sh", ".svg", ".gif",
+           ".jpeg", ".pdf", ".yaml", ".yml"}
+"""Documentation, code and config in a folder of logs (a README beside the rank logs): skipped when a
+folder is walked, read when named on the command line."""
+DOC_NAMES = ("readme", "license", "changelog", "notice")
 
 _RANK_PATH = re.compile(r"(?:^|[^a-z])(?:rank|worker|proc)[_-]?(\d{1,5})(?![0-9])", re.IGNORECASE)
 _TS = re.compile(rb"(\d{4})-(\d\d)-(\d\d)[- T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?:\.(\d{1,3}))?")
@@ -481,7 +486,7 @@ def expand_inputs(paths: tuple) -> tuple[list, list]:
                     if n.startswith("."):
                         continue
                     ext = os.path.splitext(n)[1].lower()
-                    if ext in SKIP_EXT:
+                    if ext in SKIP_EXT or ext in DOC_EXT or n.lower().startswith(DOC_NAMES):
                         continue
                     files.append(os.path.join(root, n))
                     found += 1
