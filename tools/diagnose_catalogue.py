@@ -66,7 +66,7 @@ _ARG_VALUES = {
     "attr_name": "keep_dims", "incorrect_val": "2", "correct_val": "0 or 1", "incorrect_shape": "[3, 5]",
     "correct_shape": "[3, 4]", "incorrect_size": "3", "correct_size": "4", "param_name": "x", "data_format": "NC1HWC0",
     "expected_format_list": "[ND, NCHW]", "data_dtype": "DT_INT8", "expected_dtype_list": "[DT_FLOAT16, DT_FLOAT]",
-    "opskernel": "AIcoreEngine", "shape": "[input:1,3,224,-1]", "sample": "input_name:n,c,h,w",
+    "aicore_error_info": "task failed on device 0, stream_id=3, task_id=17", "opskernel": "AIcoreEngine", "shape": "[input:1,3,224,-1]", "sample": "input_name:n,c,h,w",
 }
 
 

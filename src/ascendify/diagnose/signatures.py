@@ -44,6 +44,8 @@ CODE_RE = re.compile(r"(?:\b|(?<=\\[nt]))(E[0-9A-Z][0-9]{4})\b")
 """A CANN error code; only codes whose module character is in ``[cann_modules]`` are reported.
 A code right after a literal ``\\n`` / ``\\t`` counts too (error text pasted as an escaped JSON string)."""
 ERR_RE = re.compile(r"\bERR(\d{2})(\d{3})\b(?: (\w+))?")
+ALL_CODES = "*"
+"""``codes = ["*"]``: the signature explains every code on its line (no generic code finding for them)."""
 ACL_RE = re.compile(r"(?:error code is|error no is|error code:|runtime result ?= ?|ret ?= ?|retCode ?= ?|errno ?= ?) ?(\d{6})\b")
 
 
@@ -383,6 +385,8 @@ class Matcher:
             if s.hit(line, low):
                 self._try(s, line, sig_hits, claimed, explained)
         by_code = self.by_code
+        if ALL_CODES in explained:  # a signature explains every code of its line (e.g. a benign line)
+            return LineMatch(self._order(sig_hits), [], [], []) if sig_hits else None
         cann = []
         for c in dict.fromkeys(CODE_RE.findall(line)):
             if c in explained:
@@ -417,12 +421,17 @@ class Matcher:
                 continue
             else:
                 err.append((m.group(1), m.group(2), m.group(3) or ""))
-        if self.has_order and len(sig_hits) > 1:
-            dropped = {x for s, _ in sig_hits for x in s.supersedes}
-            sig_hits = sorted((h for h in sig_hits if h[0].id not in dropped), key=lambda h: -h[0].priority)
+        sig_hits = self._order(sig_hits)
         if not (sig_hits or cann or acl or err):
             return None
         return LineMatch(sig_hits, cann, acl, err)
+
+    def _order(self, sig_hits: list) -> list:
+        """Drop hits another hit of the line supersedes; order the rest by priority (stable)."""
+        if self.has_order and len(sig_hits) > 1:
+            dropped = {x for s, _ in sig_hits for x in s.supersedes}
+            sig_hits = sorted((h for h in sig_hits if h[0].id not in dropped), key=lambda h: -h[0].priority)
+        return sig_hits
 
 
 def catalogue_rows(kb: Optional[KnowledgeBase] = None) -> list:
