@@ -142,3 +142,11 @@ def test_ops_uses_the_project_release(tmp_path):
     _proj(tmp_path, {"requirements.txt": "torch==2.1.0\n"})
     doc = json.loads(run_cli("ops", "aten::add.Tensor", "--format", "json", cwd=str(tmp_path / "proj")).out)
     assert str(doc.get("torch_npu", doc.get("releases", [{}])[0] if isinstance(doc.get("releases"), list) else "")).startswith("2.1.0")
+
+
+def test_a_release_the_kb_does_not_know_is_warned_about_once(tmp_path):
+    p = _proj(tmp_path, {})
+    r = run_cli("scan", str(p), "--no-cache", "--no-config", "--torch-npu", "9.9.9", "--fail-on", "never")
+    assert r.err.count("torch_npu 9.9.9 is not in the KB; using the nearest known release") == 1 and "(from --torch-npu)" in r.err
+    r = run_cli("scan", str(p), "--no-cache", "--no-config", "--torch-npu", "2.7.1", "--fail-on", "never")
+    assert "not in the KB" not in r.err

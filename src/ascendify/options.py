@@ -251,6 +251,15 @@ def project_settings(paths, select=(), select_extend=(), ignore=(), ignore_exten
     if not _VERSION_RE.match(str(s.torch_npu)):
         raise AscendifyError(f"torch_npu version {s.torch_npu!r} is not a version (e.g. 2.7.1 or 2.7.1.post11); "
                              f"check --torch-npu or torch-npu in {s.config_file or 'the command line'}")
+    if True:  # a release the op KB does not know is judged with a neighbour's data: say so once
+        from ascendify.kb.ops import resolve_release
+
+        try:
+            _rel, note = resolve_release(s.torch_npu)
+        except ValueError:
+            note = None
+        if note and "not in the KB" in note and "same torch" not in note:
+            warn(f"{note} ({s.torch_npu_reason})")
     if s.chip:
         from ascendify.kb.chips import chip_info
 
