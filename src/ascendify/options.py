@@ -251,15 +251,7 @@ def project_settings(paths, select=(), select_extend=(), ignore=(), ignore_exten
     if not _VERSION_RE.match(str(s.torch_npu)):
         raise AscendifyError(f"torch_npu version {s.torch_npu!r} is not a version (e.g. 2.7.1 or 2.7.1.post11); "
                              f"check --torch-npu or torch-npu in {s.config_file or 'the command line'}")
-    if True:  # a release the op KB does not know is judged with a neighbour's data: say so once
-        from ascendify.kb.ops import resolve_release
-
-        try:
-            _rel, note = resolve_release(s.torch_npu)
-        except ValueError:
-            note = None
-        if note and "not in the KB" in note and "same torch" not in note:
-            warn(f"{note} ({s.torch_npu_reason})")
+    _warn_unknown_release(s.torch_npu, s.torch_npu_reason)
     if s.chip:
         from ascendify.kb.chips import chip_info
 
@@ -271,6 +263,18 @@ def project_settings(paths, select=(), select_extend=(), ignore=(), ignore_exten
         if code != "ALL" and not any(k.startswith(code) for k in known):
             raise AscendifyError(f"unknown rule code or prefix {code!r} (see `ascendify rules`)")
     return s
+
+
+def _warn_unknown_release(torch_npu: str, reason: str) -> None:
+    """A release the op KB does not know is judged with a neighbour's data: say so, once."""
+    from ascendify.kb.ops import resolve_release
+
+    try:
+        _rel, note = resolve_release(torch_npu)
+    except ValueError:
+        return
+    if note and "not in the KB" in note and "same torch" not in note:
+        warn(f"{note} ({reason})")
 
 
 def release_for(torch_npu: Optional[str], start: str = ".") -> "tuple[str, str]":
