@@ -20,6 +20,8 @@ DTYPES = {"float32": "float32", "fp32": "float32", "float": "float32", "float16"
           "half": "float16", "int64": "int64", "long": "int64", "int32": "int32", "int": "int32", "uint8": "uint8",
           "int8": "int8", "bool": "bool"}
 
+_INTS = ("int64", "int32", "int8", "uint8")
+
 #: profile count must lie in (1, 100] (E10035 / E10036); 256 on Ascend 950-class parts
 MIN_PROFILES, MAX_PROFILES = 2, 100
 MAX_BATCH_RECOMMENDED = 2048
@@ -51,8 +53,10 @@ class Dim:
 @dataclass
 class InputSpec:
     """``name:d0,d1,...:dtype[:lo..hi]`` — dims are integers, ``-1`` or ``lo~hi``;
-    the optional value range is used for the example input (integer inputs default
-    to 0..1, i.e. token ids/masks that are valid for any vocabulary)."""
+    the optional value range (``lo..hi``, or the old ``low-high``: one parser,
+    :func:`ascendify.probe.spec.parse_value_range`) is used for the example input,
+    both ends included for integers (integer inputs default to 0..1, i.e. token
+    ids/masks that are valid for any vocabulary)."""
 
     name: str
     dims: list[Dim]
@@ -106,10 +110,18 @@ def parse_input(text: str) -> InputSpec:
         dtype = DTYPES[key]
     vr = None
     if len(parts) > 3 and parts[3].strip():
-        m = re.match(r"^\s*(-?[\d.eE+-]+)\.\.(-?[\d.eE+-]+)\s*$", parts[3])
-        if not m:
-            raise AscendifyError(f"--input '{text}': value range '{parts[3]}' must be lo..hi")
-        vr = (float(m.group(1)), float(m.group(2)))
+        from ascendify.probe.spec import parse_value_range
+
+        try:
+            r = parse_value_range(parts[3])
+        except ValueError as exc:
+            raise AscendifyError(f"--input '{text}': {exc}") from None
+        # value_range is inclusive (example_inputs draws integers from lo..hi); the old
+        # low-high spelling excludes high for integers, as probe always did
+        try:
+            vr = (r.lo, r.hi) if dtype not in _INTS else r.int_inclusive()
+        except ValueError as exc:
+            raise AscendifyError(f"--input '{text}': value range '{parts[3].strip()}': {exc}") from None
     if len(parts) > 4:
         raise AscendifyError(f"--input '{text}': too many ':' fields ({fmt})")
     return InputSpec(name, dims, dtype, vr)

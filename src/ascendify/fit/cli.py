@@ -14,7 +14,7 @@ from ascendify.options import chip_option, envelope, input_option, plot_option, 
 
 @click.command("fit")
 @click.argument("factory")
-@input_option("Model input name:d0,d1,...[:dtype[:low-high]] as in probe; axis 0 is the batch (repeatable).")
+@input_option("Model input name:d0,d1,...[:dtype[:lo..hi]] as in probe; axis 0 is the batch (repeatable).")
 @chip_option("soc_version to fit into, e.g. Ascend910B3 (default: [tool.ascendify] chip).")
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="adam", show_default=True,
               help="torch.optim class with its defaults (sgd: momentum 0.9); none: no optimizer step.")

@@ -12,7 +12,7 @@ from ascendify.options import chip_option, deprecated_option, deprecated_value, 
 @click.command("probe", context_settings={"ignore_unknown_options": False})
 @click.argument("target", required=False)
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
-@input_option("Model input name:d0,d1,...[:dtype[:low-high]], e.g. x:2,3,224,224:float32 (repeatable).")
+@input_option("Model input name:d0,d1,...[:dtype[:lo..hi]], e.g. x:2,3,224,224:float32, ids:2,16:int64:0..999 (integers: both ends included; the old low-high excludes high). Repeatable.")
 @click.option("--input2", "inputs2", multiple=True, metavar="SPEC", help="A second input set for the dynamic-shape run.")
 @click.option("--vary", type=click.Choice(["batch", "spatial", "seq"]), help="Derive the second input set.")
 @click.option("--train", is_flag=True, help="Also run backward (loss = mean of the float outputs).")
