@@ -416,3 +416,12 @@ def test_model_context_import_guard_ignores_reraising_handlers():
     imports = {n.names[0].name: n for n in ast.walk(tree) if isinstance(n, ast.Import)}
     assert ctx.model.context(imports["apex"]).import_guarded
     assert not ctx.model.context(imports["xformers"]).import_guarded
+
+
+def test_rule_pages_show_no_research_notes():
+    from ascendify.rules.registry import load_rules
+
+    for code, r in load_rules().items():
+        assert "[see also" not in r.source and not NOTES.search(r.source), (code, r.source[:200])
+    r = load_rules()["AMP001"]
+    assert r.provenance  # the notes stay in the data for maintainers

@@ -14,6 +14,7 @@ import hashlib
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
+import re
 from importlib import resources
 from typing import Callable, Iterable, Optional
 
@@ -66,6 +67,7 @@ class Rule:
     file_suffixes: tuple = ()  # a file-kind rule: reported once for each scanned file with one of these suffixes
     project: bool = False  # reported by the project pass (semantic/project.py) from module summaries, not by a check
     message_agnostic: str = ""  # the message for --target agnostic where the fix differs (names the device-agnostic API)
+    provenance: str = ""  # the research notes a source came through ("[see also …]" in the data): for maintainers, never rendered
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file_suffixes", tuple(self.file_suffixes))
@@ -83,6 +85,16 @@ class Rule:
         return CATEGORIES[self.prefix]
 
 
+_SEE_ALSO = re.compile(r"\s*\[see also ([^\]]*)\]")
+
+
+def split_provenance(source: str) -> "tuple[str, str]":
+    """``source`` without its ``[see also NOTE]`` tags (the research notes a fact came through,
+    which users do not have), and those notes joined by ``; ``."""
+    notes = _SEE_ALSO.findall(source)
+    return _SEE_ALSO.sub("", source).strip(), "; ".join(n.strip() for n in notes)
+
+
 @lru_cache(maxsize=1)
 def load_rules() -> dict[str, Rule]:
     """All rules, keyed by code, in code order.  Raises ``ValueError`` on bad data."""
@@ -96,7 +108,8 @@ def load_rules() -> dict[str, Rule]:
             missing = [f for f in FIELDS if f not in raw]
             if missing:
                 raise ValueError(f"{entry.name}: rule {raw.get('code', '?')} lacks {', '.join(missing)}")
-            r = Rule(**raw)
+            src, notes = split_provenance(raw["source"])
+            r = Rule(**{**raw, "source": src, "provenance": notes})
             if r.prefix not in CATEGORIES or len(r.code) != 6 or not r.code[3:].isdigit():
                 raise ValueError(f"{entry.name}: bad rule code {r.code!r}")
             if r.code in rules:
