@@ -249,3 +249,57 @@ def test_csv_rows(base, tmp_path, capsys):
     assert len(rows) == 4 and float(rows[0]["CosineSimilarity"]) == pytest.approx(1.0) and rows[0]["status"] == "PASS"
     assert rows[0]["MaxAbsoluteError"] == "0.0"
     assert {r["shape_baseline"] for r in rows} == {"2x10", "2x4x3"}
+
+
+def test_output_file_csv_replaces_stdout(base, tmp_path, capsys):
+    """-o x.csv (the suffix picks csv) writes the rows there and prints nothing else."""
+    import csv
+
+    p, arrs = base
+    c = tmp_path / "cand.npz"
+    np.savez(c, **arrs)
+    f = tmp_path / "x.csv"
+    code, out, err = run(["compare", p, str(c), "-o", str(f)], capsys)
+    assert code == 0, err
+    assert out == ""
+    rows = list(csv.DictReader(f.read_text().splitlines()))
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"PASS"}
+    g = tmp_path / "y.txt"
+    code, out, _ = run(["compare", p, str(c), "--format", "csv", "-o", str(g)], capsys)
+    assert code == 0 and out == "" and g.read_text() == f.read_text()
+
+
+def test_format_csv_without_o_prints_the_rows(base, tmp_path, capsys):
+    import csv
+
+    p, arrs = base
+    cand = dict(arrs)
+    cand["img2/logits"] = -arrs["img2/logits"]
+    c = tmp_path / "cand.npz"
+    np.savez(c, **cand)
+    code, out, err = run(["compare", p, str(c), "--format", "csv"], capsys)
+    assert code == 1, err
+    rows = list(csv.DictReader(out.splitlines()))
+    assert len(rows) == 4
+    assert [(r["sample"], r["output"]) for r in rows if r["status"] == "FAIL"] == [("img2", "logits")]
+    assert "PASS:" not in out and "FAIL:" not in out  # no text report mixed in
+
+
+def test_csv_artefact_beside_text_report(base, tmp_path, capsys):
+    p, arrs = base
+    c = tmp_path / "cand.npz"
+    np.savez(c, **arrs)
+    f = tmp_path / "rows.csv"
+    code, out, _ = run(["compare", p, str(c), "--csv", str(f)], capsys)
+    assert code == 0 and "PASS: 4 tensor pairs" in out and f.read_text().startswith("sample,output,")
+
+
+def test_plot_line_on_stderr(base, tmp_path, capsys):
+    p, arrs = base
+    c = tmp_path / "cand.npz"
+    np.savez(c, **arrs)
+    svg = tmp_path / "e.svg"
+    code, out, err = run(["compare", p, str(c), "--plot", str(svg), "--format", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["verdict"] == "PASS"
+    assert err.strip().splitlines()[-1] == f"plot: {svg}" and "plot:" not in out

@@ -161,3 +161,22 @@ def test_layers_csv_has_msit_columns(bert_models, tmp_path, capsys):
     assert first_err[8] == f"{OVERFLOW_NODE}:output:0"
     outputs = [r for r in rows[1:] if r[23] == "YES"]
     assert len(outputs) == 2
+
+
+def test_layers_csv_via_output_file_and_without(tmp_path, capsys):
+    """--layers -o x.csv writes msit's CSV there and prints nothing; csv without -o is one line, exit 2."""
+    import csv
+
+    from ascendify.compare.layers import MSIT_CSV_HEADER
+
+    _cnn_onnx(tmp_path / "cnn.onnx")
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32))
+    f = tmp_path / "x.csv"
+    code, out, err = run(["compare", "--layers", str(tmp_path / "cnn.onnx"), "--data", str(tmp_path / "x.npy"), "-o", str(f)], capsys)
+    assert code == 0, err
+    assert out == ""
+    rows = list(csv.reader(f.read_text().splitlines()))
+    assert ",".join(rows[0]) == MSIT_CSV_HEADER and len(rows) > 2
+    code, out, err = run(["compare", "--layers", str(tmp_path / "cnn.onnx"), "--data", str(tmp_path / "x.npy"), "--format", "csv"], capsys)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "-o FILE.csv" in err

@@ -96,3 +96,11 @@ def test_bf16_rows_on_a_chip_without_bf16_say_so():
     assert not any("no bf16" in n for n in d["notes"])
     d = json.loads(fit("tests.fit.models:mlp", "--input", "x:5,8", "--amp", "fp16", "--chip", "Ascend910A", "--format", "json").out)
     assert not any("no bf16" in n for n in d["notes"])
+
+
+def test_plot_line_on_stderr_stdout_stays_the_report(tmp_path):
+    svg = tmp_path / "m.svg"
+    r = fit("tests.fit.models:mlp", "--input", "x:5,8", "--plot", str(svg), "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["peak_bytes"] > 0
+    assert r.err.strip().splitlines()[-1] == f"plot: {svg}"

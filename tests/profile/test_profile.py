@@ -330,3 +330,14 @@ def test_cpu_fallback_candidates_from_operator_details(tmp_path):
     assert rep["cpu_fallback"] == [{"op": "aten::unique2", "calls": 2, "host_us": 2800.0}]
     s = next(x for x in rep["suggestions"] if x["area"] == "cpu-fallback")
     assert s["scan_rules"] == ["OPS001", "OPS002"] and "TORCH_NPU_FALLBACK_CPU_DISABLE=1" in s["change"]
+
+
+def test_plot_line_on_stderr(tmp_path):
+    from tests.cli_util import run_cli
+
+    d = run_dir(tmp_path, kernel_details__csv=KD_OWN, step_trace_time__csv=STEP_TRACE)
+    svg = tmp_path / "c.svg"
+    r = run_cli("profile", d, "--plot", str(svg), "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["chart"] == str(svg)
+    assert r.err.strip().splitlines()[-1] == f"plot: {svg}" and "plot:" not in r.out

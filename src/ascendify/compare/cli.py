@@ -151,7 +151,8 @@ _SHOW = ("cosine", "max_abs", "max_rel", "mean_rel", "rel_euclid", "kl", "mae", 
 @click.option("--metric", "metric_opts", multiple=True,
               help="Monitors to check (repeat or comma list): cosine, max_abs, max_rel, mean_rel, acc_rel, rel_euclid, kl, mae, rmse.")
 @click.option("--thresholds", help="Override thresholds, e.g. 'cosine=0.999,rmse=0.1' ('kl=off' drops a monitor).")
-@report_options("csv", output_help="Write the report to this file (json: the full report; csv: the rows, msit's columns with --layers).")
+@report_options("csv", output_help="Write the report to this file instead of standard output (json: the full report; csv: only the rows, "
+                                   "msit's columns with --layers, where csv needs -o).")
 @deprecated_option("--json", dest="json_file", new="--format json -o FILE", type=click.Path(dir_okay=False), default=None)
 @plot_option("Write the error distribution per output (.svg or .png).")
 @click.option("--per-sample", is_flag=True, help="Print every sample row, not only the failing ones.")
@@ -179,10 +180,8 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
     from ascendify.compare import metrics as M
 
     json_out = deprecated_value("json_file", None)
-    if fmt == "csv":
-        if not output_file:
-            raise AscendifyError("--format csv needs -o FILE.csv (or use --csv FILE)")
-        csv_out, output_file, fmt = output_file, None, "text"
+    if fmt == "csv" and layers_model and not output_file:
+        raise AscendifyError("compare --layers --format csv needs -o FILE.csv (msit's result CSV); or keep the text report and add --csv FILE")
     chosen: list[str] = []
     for m in metric_opts:
         chosen += [M.metric_name(x) for x in m.split(",") if x.strip()]
@@ -198,10 +197,15 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
             lth = M.parse_thresholds(thresholds, lth)
         if chosen:
             lth = {k: th[k] for k in chosen}
-        if fmt == "json":
+        if fmt in ("json", "csv"):
             box: dict = {}
             captured(lambda: box.update(r=_layers(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, top, csv_out, box)))
-            _emit_json(box["rep"].as_dict(), output_file)
+            if fmt == "csv":
+                from ascendify.compare.layers import write_msit_csv
+
+                write_msit_csv(output_file, box["rep"])
+            else:
+                _emit_json(box["rep"].as_dict(), output_file)
             return box["r"]
         if output_file:
             box = {}
@@ -221,6 +225,8 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
     rep = compare_collections(base, cand, th, chosen or None, want_hist=bool(plot), jobs=jobs, bin_dtype=bin_dtype)
     if fmt == "json":
         _emit_json(rep.as_dict(), output_file)
+    elif fmt == "csv":  # the rows are the report: to the -o file, else to standard output
+        emit(_rows_csv(rep), output_file)
     else:
         emit_rendered(_print_report, output_file, rep, per_sample)
     if json_out:
@@ -231,17 +237,22 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
         from ascendify.compare.plot import plot_error_hist
 
         plot_error_hist(rep.outputs, plot)
-        if fmt == "text" and not output_file:
-            _console().print(f"plot: {plot}")
+        click.echo(f"plot: {plot}", err=True)  # stderr, as profile and fit: standard output stays the report
     return 0 if rep.verdict == "PASS" else 1
 
 
 def _write_rows_csv(path: str, rep: Any) -> None:
+    from ascendify.fsutil import atomic_write
+
+    atomic_write(path, _rows_csv(rep).encode("utf-8"))
+
+
+def _rows_csv(rep: Any) -> str:
+    """One CSV row per (sample, output) pair: shapes, dtypes, every metric, NaN/Inf counts, status."""
     import csv
     import io
 
     from ascendify.compare import metrics as M
-    from ascendify.fsutil import atomic_write
 
     cols = ["sample", "output", "baseline", "candidate", "shape_baseline", "shape_candidate", "dtype_baseline",
             "dtype_candidate"] + [M.METRICS[k][0] for k in M.METRICS] + \
@@ -255,7 +266,7 @@ def _write_rows_csv(path: str, rep: Any) -> None:
                    + ["NaN" if not isinstance(r.get(k), float) or math.isnan(r[k]) else repr(r[k]) for k in M.METRICS]
                    + [r.get(k, 0) for k in ("nan_baseline", "inf_baseline", "nan_candidate", "inf_candidate")]
                    + [r["status"], "; ".join(r.get("failed", []) + r.get("notes", []))])
-    atomic_write(path, buf.getvalue().encode("utf-8"))
+    return buf.getvalue()
 
 
 def _print_report(rep: Any, per_sample: bool) -> None:

@@ -56,6 +56,7 @@ def fit(factory: str, inputs: tuple, chip: Optional[str], optimizer: str, foreac
                      runtime_reserve=int(runtime_reserve * (1 << 20)) if runtime_reserve is not None else None)
     if plot:
         write_plot(result, plot)
+        click.echo(f"plot: {plot}", err=True)  # stderr, as compare and profile: standard output stays the report
     from ascendify.options import emit, emit_json
     if fmt == "json":
         emit_json(envelope("fit", result), output_file)

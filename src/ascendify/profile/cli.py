@@ -157,6 +157,7 @@ def analyze_cmd(directory, top, fmt, output_file, plot, cann, skip_first_step) -
 
         write_chart(rep, chart, top)
         rep["chart"] = chart
+        click.echo(f"plot: {chart}", err=True)  # stderr, as compare and fit: standard output stays the report
     text = json.dumps(envelope("profile analyze", rep), indent=2, ensure_ascii=False, default=str) + "\n" if fmt == "json" else render_text(rep)
     _emit(text, output_file)
     return 0
