@@ -92,3 +92,74 @@ def test_help_texts_name_the_canonical_range():
     for cmd in ("probe", "fit", "export"):
         r = run_cli(cmd, "--help")
         assert "lo..hi" in r.out and "low-high]" not in r.out, cmd
+
+
+# ----------------------------------------------------------------------------- 3. rules --category
+def test_rules_unknown_category_is_one_line_exit_2():
+    r = run_cli("rules", "--category", "bogus")
+    assert r.code == 2 and r.out == ""
+    line = r.err.strip()
+    assert "\n" not in line and "'bogus'" in line
+    for cat in ("device", "distributed", "amp"):
+        assert cat in line
+
+
+def test_rules_known_category_and_prefix_still_list():
+    by_cat = run_cli("rules", "--category", "device")
+    by_prefix = run_cli("rules", "--category", "DEV")
+    assert by_cat.code == by_prefix.code == 0
+    assert by_cat.out == by_prefix.out and "DEV001" in by_cat.out and "DST" not in by_cat.out
+    assert run_cli("rules", "--category", "Device").out == by_cat.out
+
+
+# ----------------------------------------------------------------------------- 4. fix modes
+@pytest.mark.parametrize("mode", ["--write", "--diff"])
+def test_fix_mode_with_out_dir_is_a_usage_error(tmp_path, mode):
+    src = tmp_path / "a.py"
+    src.write_text("import torch\nx = torch.randn(2).cuda()\n")
+    before = src.read_text()
+    r = run_cli("fix", mode, "--out-dir", str(tmp_path / "out"), str(src))
+    assert r.code == 2
+    assert r.err.strip().count("\n") == 0 and "choose one of --diff, --write, --out-dir" in r.err
+    assert src.read_text() == before and not (tmp_path / "out").exists()
+
+
+def test_fix_out_dir_alone_still_works(tmp_path):
+    src = tmp_path / "p" / "a.py"
+    src.parent.mkdir()
+    src.write_text("import torch\nx = torch.randn(2).cuda()\n")
+    r = run_cli("fix", "--out-dir", str(tmp_path / "out"), str(tmp_path / "p"))
+    assert r.code in (0, 1), r.err
+    assert "npu" in (tmp_path / "out" / "a.py").read_text()
+
+
+# ----------------------------------------------------------------------------- 5. scan of a non-Python path
+def test_scan_explicit_non_python_file_is_skipped_with_one_line(tmp_path):
+    svg = tmp_path / "p.svg"
+    svg.write_text("<svg xmlns='http://www.w3.org/2000/svg'/>\n")
+    r = run_cli("scan", str(svg))
+    assert f"ascendify: {svg}: not a Python file or notebook; skipped" in r.err
+    assert "SYN001" not in r.out
+    (tmp_path / "emptydir").mkdir()
+    empty = run_cli("scan", str(tmp_path / "emptydir"))
+    assert r.code == empty.code == 0
+    assert "No files scanned." in r.out
+
+
+def test_scan_explicit_python_kinds_are_still_scanned(tmp_path):
+    for name in ("a.pyi", "b.pyw", "tool"):
+        (tmp_path / name).write_text(("#!/usr/bin/env python3\n" if name == "tool" else "") +
+                                     "import torch\nx = torch.randn(2).cuda()\n")
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    r = run_cli("scan", "--format", "json", *(str(tmp_path / n) for n in ("a.pyi", "b.pyw", "tool", "k.cu")))
+    d = json.loads(r.out)
+    paths = {os.path.basename(f["path"]) for f in d["findings"]}
+    assert paths == {"a.pyi", "b.pyw", "tool", "k.cu"}, r.err
+    assert "skipped" not in r.err
+
+
+def test_scan_folder_filters_silently(tmp_path):
+    (tmp_path / "p.svg").write_text("<svg/>\n")
+    (tmp_path / "a.py").write_text("import torch\nx = torch.randn(2).cuda()\n")
+    r = run_cli("scan", str(tmp_path))
+    assert "skipped" not in r.err and "a.py" in r.out and "p.svg" not in r.out

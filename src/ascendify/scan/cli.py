@@ -164,6 +164,8 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     from ascendify.fix.run import fix_tree
 
     out_dir = deprecated_value("out_dir", out_dir)
+    if out_dir and click.get_current_context().get_parameter_source("mode") != click.core.ParameterSource.DEFAULT:
+        raise AscendifyError(f"fix: --{mode} and --out-dir are different modes; choose one of --diff, --write, --out-dir")
     paths = paths or (".",)
     settings = _settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if out_dir:
@@ -239,7 +241,15 @@ def fix_summary(run, verb: str) -> str:
 @click.option("--category", default=None, help="Only this category (e.g. device, distributed, amp).")
 def rules_cmd(fmt, output_file, category):
     """List every rule: code, severity, auto-fix, name."""
-    rules = [r for r in load_rules().values() if category in (None, r.category, r.prefix)]
+    everything = list(load_rules().values())
+    if category is not None:
+        known = {k.lower() for r in everything for k in (r.category, r.prefix)}
+        if category.lower() not in known:
+            cats = sorted({r.category for r in everything})
+            prefixes = sorted({r.prefix for r in everything})
+            raise AscendifyError(f"rules --category '{category}': unknown; known categories: {', '.join(cats)} "
+                                 f"(or a code prefix: {', '.join(prefixes)})")
+    rules = [r for r in everything if category is None or category.lower() in (r.category.lower(), r.prefix.lower())]
     if fmt == "json":
         _emit(json.dumps([r.__dict__ | {"category": r.category} for r in rules], indent=2, ensure_ascii=False) + "\n", output_file)
         return 0

@@ -474,9 +474,37 @@ def kind_suffixes(settings: Settings) -> tuple:
     return tuple(sorted({suf for r in load_rules().values() if r.file_suffixes and settings.enabled(r.code) for suf in r.file_suffixes}))
 
 
-def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str, str], None]) -> list[FileEntry]:
+EXPLICIT_PYTHON = (".py", ".pyi", ".pyw", ".ipynb")
+
+
+def _python_shebang(path: str) -> bool:
+    """An extensionless script whose first line is a python shebang (``#!/usr/bin/env python3``)."""
+    if os.path.splitext(path)[1]:
+        return False
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def _skip_note(path: str, message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"ascendify: {path}: {message}\n")
+
+
+def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str, str], None],
+             on_skip: Callable[[str, str], None] = _skip_note) -> list[FileEntry]:
     """Expand files and folders to ``.py``/``.ipynb`` files (and files that a
     file-kind rule such as EXT011 reports, e.g. ``.cu``), honouring excludes.
+
+    A file named explicitly is scanned when it is ``.py``/``.pyi``/``.pyw``/``.ipynb``,
+    a file-kind suffix, or an extensionless script with a python shebang; any other
+    (``p.svg``) is not parsed as Python: ``on_skip(path, message)`` is told (default: one
+    line on stderr) and it counts as no file, not as a problem.  Inside folders other
+    files are left out silently.
 
     Symlinks are resolved so that every file is scanned once, at its real path:
     a link (to a folder or a file) that points inside the folder being scanned
@@ -497,6 +525,9 @@ def discover(paths: Iterable[str], settings: Settings, on_problem: Callable[[str
             on_problem(given, "no such file or folder")
             continue
         if os.path.isfile(given):
+            if not (given.lower().endswith(wanted + EXPLICIT_PYTHON) or _python_shebang(given)):
+                on_skip(given, "not a Python file or notebook; skipped")
+                continue
             real = os.path.realpath(given)
             if real not in seen_real:
                 seen_real.add(real)
