@@ -93,3 +93,17 @@ def test_diagnose_cli_fail_on_never_exits_0(capsys):
         assert code == 1, out + err  # errors found
         code, out, err = run(args + ["--fail-on", "never"], capsys)
         assert code == 0, out + err
+
+
+def test_doctor_host_sample_fails_on_the_planted_cann_mismatch():
+    import json as _json
+
+    from tests.cli_util import run_cli as _run
+
+    base = os.path.join(ROOT, "examples", "doctor_host")
+    r = _run("doctor", "--root", os.path.join(base, "root"), "--env-file", os.path.join(base, "env.txt"),
+             "--npu-smi", os.path.join(base, "npu-smi-info.txt"), "--format", "json")
+    assert r.code == 1, r.err
+    checks = {c["id"]: c["status"] for c in _json.loads(r.out)["checks"]}
+    assert checks["matrix.torch_npu_cann"] == "fail" and checks["devices.memory"] == "warn"
+    assert checks["devices.chips"] == "ok" and checks["env.set_env"] == "ok"

@@ -5,8 +5,8 @@
 The folder has the layout and headers of a torch_npu profiler run (``tensorboard_trace_handler``):
 ``{host}_{pid}_{timestamp}_ascend_pt/ASCEND_PROFILER_OUTPUT/`` with ``kernel_details.csv`` (Level0
 header), ``step_trace_time.csv``, ``trace_view.json`` (bare Chrome-trace array, ``ts`` as strings),
-``operator_details.csv`` and ``communication.json``, as the research notes accuracy-profiling-atc.md
-§4.1–4.2 describe them.  The story: rank 0 of a 2-rank data-parallel fine-tune of a small
+``operator_details.csv`` and ``communication.json``, as torch_npu's profiler writers
+(Ascend/pytorch ``torch_npu/profiler/analysis``, commit 9e73e708) write them.  The story: rank 0 of a 2-rank data-parallel fine-tune of a small
 transformer (batch 32, sequence 128, hidden 768), 5 profiled steps, in which
 
 * the data loader is slow in 3 of 5 steps (> 10 ms), so the device idles (host-bound, "Free" time);

@@ -1,0 +1,1 @@
+# fake set_env.sh
