@@ -163,3 +163,61 @@ def test_scan_folder_filters_silently(tmp_path):
     (tmp_path / "a.py").write_text("import torch\nx = torch.randn(2).cuda()\n")
     r = run_cli("scan", str(tmp_path))
     assert "skipped" not in r.err and "a.py" in r.out and "p.svg" not in r.out
+
+
+# ----------------------------------------------------------------------------- 6. seeded factories
+@pytest.fixture()
+def in_example(monkeypatch):
+    """Import the bundled example's ``trainer`` package from its folder without leaving
+    __pycache__ there or ``trainer`` in sys.modules for other tests."""
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    yield EXAMPLE
+    for name in set(sys.modules) - before:
+        if name == "trainer" or name.startswith("trainer."):
+            del sys.modules[name]
+
+
+def test_every_loader_seeds_before_the_factory(in_example, monkeypatch):
+    import torch
+
+    from ascendify.export.loader import load_factory
+    from ascendify.probe.model import build_model
+
+    monkeypatch.chdir(in_example)
+    a = load_factory("trainer.models:resnet_tiny")
+    torch.rand(1000)  # whatever ran in between
+    b = build_model("trainer.models:resnet_tiny")
+    torch.manual_seed(123)
+    c = load_factory("trainer.models:resnet_tiny")
+    for (n, p), (_, q), (_, r) in zip(a.state_dict().items(), b.state_dict().items(), c.state_dict().items()):
+        assert torch.equal(p, q) and torch.equal(p, r), n
+    torch.manual_seed(1)  # and the weights really are random: another seed, another model
+    from trainer.models import resnet_tiny
+    assert not torch.equal(resnet_tiny().fc.weight, a.fc.weight)
+
+
+def test_baseline_twice_and_exported_onnx_pass_compare(in_example, tmp_path):
+    import numpy as np
+
+    data = tmp_path / "data"
+    data.mkdir()
+    np.save(data / "x.npy", np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32))
+    f = "trainer.models:resnet_tiny"
+    a, b, c, onnx = (str(tmp_path / n) for n in ("a.npz", "b.npz", "c.npz", "m.onnx"))
+    for npz in (a, b):
+        r = run_cli("baseline", f, "--data", str(data), "--npz", npz, cwd=in_example)
+        assert r.code == 0, r.err
+    r = run_cli("compare", a, b, "--format", "json", cwd=in_example)
+    assert r.code == 0 and json.loads(r.out)["verdict"] == "PASS"
+    assert json.loads(r.out)["outputs"][0]["max_abs"] == 0.0
+    r = run_cli("export", f, "--input", "x:2,3,32,32", "--onnx", onnx, cwd=in_example)
+    assert r.code == 0, r.err
+    r = run_cli("baseline", onnx, "--data", str(data), "--npz", c, cwd=in_example)
+    assert r.code == 0, r.err
+    r = run_cli("compare", a, c, "--format", "json", cwd=in_example)
+    assert r.code == 0 and json.loads(r.out)["verdict"] == "PASS", r.out
+    assert json.loads(r.out)["outputs"][0]["cosine"] > 0.9999

@@ -11,11 +11,28 @@ from typing import Any
 from ascendify.errors import AscendifyError
 
 
+#: the seed of torch's global RNG right before every factory call (see :func:`seeded_call`)
+FACTORY_SEED = 0
+
+
+def seeded_call(factory: Any) -> Any:
+    """``factory()`` with ``torch.manual_seed(FACTORY_SEED)`` right before it, so a model with
+    random weights is the same model in every command: ``probe``, ``export``, ``baseline``,
+    ``compare`` (a PyTorch candidate), ``fit`` all build their models through this one call
+    (docs/export-and-compare.md, "Random weights").  A model built at import time (a module
+    instance as the target) is not covered: it is built before any command can seed."""
+    import torch
+
+    torch.manual_seed(FACTORY_SEED)
+    return factory()
+
+
 def load_factory(spec: str, search_path: str | None = None) -> Any:
     """Import ``pkg.module:attr`` and return an ``nn.Module`` in eval mode.
 
     ``attr`` may be a factory function (called with no arguments), an ``nn.Module``
-    subclass (instantiated) or a module instance.  The current folder (or
+    subclass (instantiated) or a module instance; it is called through
+    :func:`seeded_call` (torch's RNG seeded with 0 first).  The current folder (or
     ``search_path``) is put first on ``sys.path``.  Raises ``AscendifyError`` with a
     one-line reason when the module or attribute cannot be loaded."""
     import torch
@@ -39,7 +56,7 @@ def load_factory(spec: str, search_path: str | None = None) -> Any:
         if isinstance(obj, torch.nn.Module):
             model = obj
         elif inspect.isclass(obj) or callable(obj):
-            model = obj()
+            model = seeded_call(obj)
         else:
             raise AscendifyError(f"{spec} is neither an nn.Module nor a factory")
     except AscendifyError:

@@ -101,6 +101,7 @@ def build_fake_model(target, mode) -> "tuple[object, str]":
     when the factory cannot be imported, fails all three ways, or does not return an ``nn.Module``.
     """
     import torch
+    from ascendify.export.loader import seeded_call
     from ascendify.probe.model import load_factory
     factory = load_factory(target) if isinstance(target, str) else target
     name = target if isinstance(target, str) else getattr(target, "__name__", "factory")
@@ -110,7 +111,7 @@ def build_fake_model(target, mode) -> "tuple[object, str]":
         warnings.simplefilter("ignore")
         try:
             with mode:
-                model = factory()
+                model = seeded_call(factory)
         except BaseException as exc:  # noqa: BLE001 - the user's factory
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -119,7 +120,7 @@ def build_fake_model(target, mode) -> "tuple[object, str]":
         if model is None:
             try:
                 with torch.device("meta"):
-                    model = factory()
+                    model = seeded_call(factory)
                 if isinstance(model, torch.nn.Module):
                     with mode:
                         model = model.to_empty(device="cpu")
@@ -130,7 +131,7 @@ def build_fake_model(target, mode) -> "tuple[object, str]":
                 model = None
         if model is None:
             try:
-                model = factory()
+                model = seeded_call(factory)
                 if isinstance(model, torch.nn.Module):
                     model = model._apply(lambda t: t if isinstance(t, torch._subclasses.fake_tensor.FakeTensor)
                                          else mode.from_tensor(t))

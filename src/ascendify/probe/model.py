@@ -52,9 +52,12 @@ def load_factory(target: str):
 
 
 def build_model(target: str):
+    """``target``'s model, built with torch's RNG seeded first (export.loader.seeded_call)."""
+    from ascendify.export.loader import seeded_call
+
     factory = load_factory(target)
     try:
-        model = factory()
+        model = seeded_call(factory)
     except BaseException as exc:  # noqa: BLE001
         raise AscendifyError(f"{target}() failed while building the model: {type(exc).__name__}: {exc}") from None
     import torch
