@@ -272,6 +272,8 @@ def build_cann(modules: dict, skip: set, notes: dict) -> tuple:
             "cause": cause, "fix": fix, "next_step": n.get("next_step") or _next(mc, role),
             "source": " ".join(src), "example": [f"{code}: {PID_TS} {_fill(c['message'], c['args'])}"],
         })
+        if "priority" in n:
+            entries[-1]["priority"] = int(n["priority"])
     return entries, skipped
 
 
@@ -358,6 +360,8 @@ def build_acl(skip: set, notes: dict) -> list:
                                                 "synchronising call) and read the plog / device log."),
             "source": " ".join(src), "example": [example],
         })
+        if "priority" in n:
+            entries[-1]["priority"] = int(n["priority"])
     return entries
 
 
