@@ -104,3 +104,19 @@ def test_plot_line_on_stderr_stdout_stays_the_report(tmp_path):
     assert r.code == 0, r.err
     assert json.loads(r.out)["peak_bytes"] > 0
     assert r.err.strip().splitlines()[-1] == f"plot: {svg}"
+
+
+def test_bf16_note_names_the_batch_auto_row_too():
+    d = json.loads(fit("tests.fit.models:mlp", "--input", "x:5,8", "--amp", "bf16", "--chip", "Ascend310P3",
+                       "--batch", "auto", "--format", "json").out)
+    auto = d["rows"][-1]
+    assert auto["lever"] == "batch auto" and auto["amp"] == "bf16"
+    note = next(n for n in d["notes"] if "has no bf16" in n)
+    assert "amp bf16, batch auto row(s)" in note
+
+
+def test_unknown_chip_points_at_the_chip_list():
+    r = fit("tests.fit.models:mlp", "--input", "x:5,8", "--chip", "Ascend999")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1
+    assert "docs/chips.md" in r.err and "--chips" not in r.err
+    assert os.path.isfile(os.path.join(ROOT, "docs", "chips.md"))

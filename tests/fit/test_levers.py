@@ -105,3 +105,26 @@ def test_bad_options():
         fit(models.mlp, ["x:4,8"], chip="Ascend123")
     with pytest.raises(AscendifyError, match="names no module"):
         fit(models.mlp, ["x:4,8"], checkpointing="blocks.*")
+
+
+def test_batch_auto_at_the_search_cap_says_so(chip, monkeypatch):
+    from ascendify.fit import levers
+
+    monkeypatch.setattr(levers, "MAX_BATCH", 48)
+    chip[0] = 1 << 40  # everything fits
+    r = fit(models.mlp, ["x:5,8"], chip="Ascend910B3", batch_auto=True)
+    auto = r["rows"][-1]
+    assert auto["lever"] == "batch auto" and auto["batch"] == 48  # the cap itself is tried, not only 40
+    assert auto["tried"] == [5, 10, 20, 40, 48] and auto["next_batch"] is None
+    assert auto["batch_capped"] is True and r["batch_capped"] is True
+    assert any("search cap (48)" in n and "batch 48 still fits" in n for n in r["notes"])
+
+
+def test_batch_auto_below_the_cap_is_not_capped(chip):
+    s = FitSession(models.wide_mlp, [parse_spec("x:8,64")])
+    chip[0] = s.measure(StepOptions(), batch=20).peak_bytes
+    r = fit(models.wide_mlp, ["x:8,64"], chip="Ascend910B3", batch_auto=True)
+    auto = r["rows"][-1]
+    assert auto["batch"] == 20 and auto["next_batch"] == 21
+    assert auto["batch_capped"] is False and r["batch_capped"] is False
+    assert not any("search cap" in n for n in r["notes"])

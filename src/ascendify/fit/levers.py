@@ -103,7 +103,9 @@ def find_batch(session: FitSession, opts: StepOptions, shard: Shard, soc: str, s
     """Largest batch whose row fits ``soc``: doubling from ``start`` until it does not fit,
     then bisection; every candidate is a fake run.  Returns the row of that batch with
     ``next_batch``/``next_peak_bytes``/``next_reserved_bytes`` (the first size that does not
-    fit) and ``tried`` (the candidate sizes, in order).
+    fit), ``tried`` (the candidate sizes, in order) and ``batch_capped``: true when the
+    search stopped at :data:`MAX_BATCH` with that batch still fitting (no ``next_batch``;
+    the largest batch that fits is larger).
 
     Raises :class:`AscendifyError` when the chip's HBM is unknown, or nothing fits at batch 1.
     """
@@ -124,7 +126,9 @@ def find_batch(session: FitSession, opts: StepOptions, shard: Shard, soc: str, s
         while hi is None:
             nb = lo * 2
             if nb > MAX_BATCH:
-                break
+                if lo >= MAX_BATCH:
+                    break  # capped: batch_capped
+                nb = MAX_BATCH  # the cap itself, then bisection below it
             if at(nb)["fits"]:
                 lo = nb
             else:
@@ -149,6 +153,7 @@ def find_batch(session: FitSession, opts: StepOptions, shard: Shard, soc: str, s
                 hi = mid
     best = dict(at(lo))
     best["tried"] = list(tried)
+    best["batch_capped"] = hi is None
     if hi is not None:
         nxt = at(hi)
         best.update(next_batch=hi, next_peak_bytes=nxt["peak_bytes"], next_reserved_bytes=nxt["reserved_bytes"])

@@ -112,6 +112,9 @@ def render_text(result: dict) -> str:
             if r.get("next_batch"):
                 out.append(f"  batch auto: {r['batch']} fits; {r['next_batch']} needs {human(r['next_reserved_bytes'])} "
                            f"(tried {', '.join(map(str, r['tried']))})")
+            elif r.get("batch_capped"):
+                out.append(f"  batch auto: {r['batch']} fits; the search stops there (its cap), larger batches were not tried "
+                           f"(tried {', '.join(map(str, r['tried']))})")
     for n in result.get("notes") or []:
         out.append(f"note: {n}")
     return "\n".join(out) + "\n"

@@ -113,7 +113,8 @@ def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer:
     if chip:
         soc = chipmod.normalize(chip)
         if soc is None:
-            raise AscendifyError(f"--chip '{chip}': unknown soc_version; see `ascendify ops --chips` or use e.g. Ascend910B3")
+            raise AscendifyError(f"--chip '{chip}': unknown soc_version; use one listed in docs/chips.md, e.g. Ascend910B3, "
+                                 "Ascend310P3 (npu-smi info, Name column, prefixed with 'Ascend')")
     if batch_auto and not soc:
         raise AscendifyError("--batch auto needs --chip SOC (the HBM to fit into)")
     for s in specs:
@@ -147,7 +148,8 @@ def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer:
         "fits": v["fits"], "margin_bytes": v["margin_bytes"],
         "rows": [_public(r) for r in rows],
         "ops": m.ops, "seconds": round(sum(r["_m"].seconds for r in rows if "_m" in r), 3),
-        "notes": _notes(configured, soc) + _bf16_note(soc, rows) + ([
+        "batch_capped": any(r.get("batch_capped") for r in rows),
+        "notes": _notes(configured, soc) + _cap_note(rows) + _bf16_note(soc, rows) + ([
             "the factory reads tensor values while building, so it was built "
             + ("on the meta device" if session.built_on == "meta" else "for real on the CPU (parameters only)")
             + " and then made fake"] if session.built_on != "fake" else []),
@@ -163,11 +165,21 @@ def _bf16_note(soc: Optional[str], rows: list) -> List[str]:
     info = chip_info(soc) if soc else None
     if info is None or info.bf16 is not False:
         return []
-    bf16 = [r["lever"] for r in rows if "bf16" in str(r.get("lever", "")) + str(r.get("how", ""))]
+    bf16 = [r["lever"] for r in rows if r.get("amp") == "bf16" or "bf16" in str(r.get("lever", "")) + str(r.get("how", ""))]
     if not bf16:
         return []
     return [f"{soc} has no bf16 ({info.family_name}; chips KB: torch_npu IsBF16Supported is SocVersion >= Ascend910B1): "
             f"the {', '.join(sorted(set(bf16)))} row(s) show memory only — on this chip use --amp fp16"]
+
+
+def _cap_note(rows: list) -> List[str]:
+    """``--batch auto`` stopped at the search cap with memory to spare: the batch is a floor."""
+    from ascendify.fit.levers import MAX_BATCH
+    from ascendify.fit.render import human
+
+    return [f"--batch auto stopped at its search cap ({MAX_BATCH}): batch {r['batch']} still fits with "
+            f"{human(r['margin_bytes'])} to spare, so the largest batch that fits is larger (batch_capped)"
+            for r in rows if r.get("batch_capped")]
 
 
 def _notes(configured: dict, soc: Optional[str]) -> List[str]:
