@@ -227,3 +227,11 @@ def test_specific_message_beats_code_entry_on_its_line():
     assert ids(line)[0] == "dtype-not-in-support-list" and "cann-EZ1001" not in ids(line)
     line = "EZ9999: [PID: 7] 2026-01-01-00:00:00.000.000 The error from device(chipId:1, dieId:0), serial number is 3, there is an aivec error exception"
     assert ids(line) == ["aivec-exception"]
+
+
+def test_optional_imports_logged_as_warning_or_info_are_warnings():
+    for line in ("WARNING 01-02 03:04:05 [utils.py:1] flash attention off: No module named 'flash_attn'",
+                 "INFO 01-02 03:04:05 [importing.py:17] No module named 'triton', using the dummy decorators",
+                 "[W compiler_depend.ts:1] Warning: No module named 'einops'"):
+        lm = M.match_line(line)
+        assert [(s.id, s.severity) for s, _ in lm.signatures] == [("python-module-missing-warning", "warning")], line
