@@ -235,3 +235,19 @@ def test_optional_imports_logged_as_warning_or_info_are_warnings():
                  "[W compiler_depend.ts:1] Warning: No module named 'einops'"):
         lm = M.match_line(line)
         assert [(s.id, s.severity) for s, _ in lm.signatures] == [("python-module-missing-warning", "warning")], line
+
+
+@pytest.mark.parametrize("line,sid,key", [
+    ("EZ3002: [PID: 7] 2026-01-01-00:00:00.000.000 Optype [TransData] of Ops kernel [AIcoreEngine] is unsupported. Reason: [tbe-custom]:op type TransData is not found in this op store.", "cann-EZ3002", None),
+    ("ERROR 01-02 03:04:05 [engine.py:1] Optype [TransData] of Ops kernel [AIcoreEngine] is unsupported. Reason: [tbe-custom]:op type TransData is not found in this op store.", "op-not-in-op-store", "TransData"),
+    ("ERROR 01-02 03:04:05 [engine.py:1] [tbe-custom]:op type Identity is not found in this op st", "op-not-in-op-store", "Identity"),  # cut
+    ("RuntimeError: call aclnnSwiGlu failed, detail:EZ1001: [PID: 7] 2026-01-01-00:00:00.000.000 Get path and read binary_info_config.json failed, please check if the opp_kernel package is instal", "kernels-package-missing", None),
+    ("[ERROR] Ascend opp_kernels is not installed", "kernels-package-missing", None),
+])
+def test_op_without_kernel_for_this_chip(line, sid, key):
+    got = first(line)
+    if sid is None:
+        assert got is None
+        return
+    assert got == (sid, key), (got, ids(line))
+    assert "cann-EZ1001" not in ids(line) and ids(line).count(sid) == 1
