@@ -84,7 +84,12 @@ POSITIVE = {
         ("ModuleNotFoundError: No module named 'flash_attn'", "cuda-only-package", "flash_attn"),
         ('ModuleNotFoundError: No module named "apex"', "cuda-only-package", "apex"),
         ("ModuleNotFoundError: No module named 'peft'", "python-module-missing", "peft"),
-        ("ModuleNotFoundError: No module named 'transformers.models.qwen3", "python-module-missing", "transformers.models.qwen3"),  # cut
+        ("ModuleNotFoundError: No module named 'transformers.models.qwen3", "python-submodule-missing", "transformers.models.qwen3"),  # cut
+        ("ModuleNotFoundError: No module named 'vllm.model_executor.layers.fused_moe.moe_align", "python-submodule-missing", "vllm.model_executor.layers.fused_moe.moe_align"),  # cut
+        ("ImportError: cannot import name 'SamplingParams' from 'vllm' (unknown location)", "python-import-shadowed", "vllm"),
+        ("ImportError: cannot import name 'cdiv' from 'vllm.utils' (/opt/py/vllm/utils/__init__.py)", "python-cannot-import-name", "cdiv"),
+        ("ImportError: cannot import name 'npu_fast_gelu' from 'torch_npu' (/opt/py/torch_npu/__init__.py)", "python-cannot-import-name", "npu_fast_gelu"),
+        ("ImportError: cannot import name 'is_torch_npu_avail", None, None),  # cut inside the name: nothing
         ("WARNING 01-02 03:04:05 [utils.py:1] optional: No module named 'xformers_ops'", "python-module-missing-warning", "xformers_ops"),
         ("WARNING 01-02 03:04:05 [_custom_ops.py:20] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")", "vllm-c-extension-benign", None),
         ("WARNING 01-02 03:04:05 [_custom_ops.py:21] Failed to import from vllm._C with ImportError('/opt/py/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi')", "vllm-c-extension-benign", None),
