@@ -262,3 +262,17 @@ def test_op_without_kernel_for_this_chip(line, sid, key):
         return
     assert got == (sid, key), (got, ids(line))
     assert "cann-EZ1001" not in ids(line) and ids(line).count(sid) == 1
+
+
+def test_hccl_result_code_is_a_wrapper_of_the_e_code_in_its_block(tmp_path):
+    found = _diag(tmp_path, [
+        "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: "
+        "hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 7",
+        "[ERROR] 2026-01-01-00:00:00 (PID:7, Device:0, RankID:2) ERR02200 DIST call hccl api failed.",
+        "EJ0001: [PID: 7] 2026-01-01-00:00:00.000.000 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+    ])
+    assert found[0].id == "cann-EJ0001"
+    assert "7" in found[0].details.get("wrapped_codes", [])
+    # alone, the HcclResult is reported with its meaning
+    found = _diag(tmp_path, ["RuntimeError: HCCL function error: HcclAllReduce(x), error code is 9"])
+    assert found[0].id == "hccl-function-error" and found[0].key == "9" and "9 timeout" in found[0].cause
