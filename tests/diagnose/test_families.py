@@ -218,12 +218,13 @@ def test_benign_noise_is_not_the_root_cause(tmp_path):
     found = _diag(tmp_path, [
         "[W compiler_depend.ts:12] Warning: Get a block from the existing pool failed. Try to free cached blocks and reallocate. This error log can be ignored.",
         "WARNING 01-02 03:04:05 [_custom_ops.py:20] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
+        "/opt/py/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libc10_cuda.so: cannot open shared object file: No such file or directory",
         "step 10 loss 2.31",
         OOM,
     ])
     assert found[0].id == "npu-oom"
     benign = {f.id: f for f in found[1:]}
-    assert {"benign-ignorable-log", "vllm-c-extension-benign"} <= set(benign)
+    assert {"benign-ignorable-log", "vllm-c-extension-benign", "torchvision-image-extension-benign"} <= set(benign)
     assert all(f.severity == "warning" and f.confidence < 0.5 for f in benign.values())
 
 
