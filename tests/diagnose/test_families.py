@@ -122,6 +122,8 @@ POSITIVE = {
         ("       AIC Kernel happen error, retCode=0x2f.[FUNC:GetError][FILE:stream.cc][LINE:1183]", "aicore-exception", None),
         ("       Aicore kernel execute failed, device_id=0, stream_id=2, task_id=1167, flip_num=0, fault kernel_name=TopKTopP_fp32_0,", "aicore-exception", "TopKTopP_fp32_0"),
         ("       Kernel task happen error, retCode=0x31, [vector core exce", "aivec-exception", None),  # cut
+        ("[Error]: The vector core execution is abnormal.", "aivec-exception", None),
+        ("E19010:No parser is registered for op [Conv_3, optype [ai.onnx::13::MatMulInteger]].", "atc-unsupported-op", "Conv_3"),
         ("EE9999[PID: 7] The error from device(chipId:1, dieId:0), serial number is 6. there is a fftsplus sdma error, sdma channel is 2,", "sdma-copy-error", None),
     ],
     "truncated prefixes": [
