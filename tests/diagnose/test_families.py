@@ -279,3 +279,46 @@ def test_hccl_result_code_is_a_wrapper_of_the_e_code_in_its_block(tmp_path):
     # alone, the HcclResult is reported with its meaning
     found = _diag(tmp_path, ["RuntimeError: HCCL function error: HcclAllReduce(x), error code is 9"])
     assert found[0].id == "hccl-function-error" and found[0].key == "9" and "9 timeout" in found[0].cause
+
+
+# ------------------------------------------------- generic readings yield (engine: Aggregator._flush)
+
+YIELD_CASES = [
+    ("aclnn EZ1001 before its dtype text", [
+        "RuntimeError: call aclnnIndexPut failed, detail:EZ1001: [PID: 7] 2026-01-01-00:00:00.000.000 Parameter check failed.",
+        "        Tensor self not implemented for DT_UINT64, should be in dtype support list [DT_FLOAT,DT_INT64].",
+    ], "dtype-not-in-support-list", "EZ1001"),
+    ("EE1001 before the soc version error", [
+        "[ACL ERROR] EE1001: [PID: 7] 2026-01-01-00:00:00.000.000 The argument is invalid.Reason: model load failed",
+        "        rtModelCheckCompatibility execute failed, reason=[soc version error][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]",
+    ], "soc-version-unsupported", "EE1001"),
+    ("507033 set-device failure carrying EL0004", [
+        "RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:152 NPU function error: c10_npu::SetDevice(device_id_), error code is 507033",
+        "[ERROR] 2026-01-01-00:00:00 (PID:7, Device:0, RankID:-1) ERR00100 PTA call acl api failed",
+        "EL0004: [PID: 7] 2026-01-01-00:00:00.000.000 Failed to allocate memory.",
+    ], "cann-oom", "507033"),
+    ("507033 set-device failure carrying a soc mismatch", [
+        "RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:152 NPU function error: c10_npu::SetDevice(device_id_), error code is 507033",
+        "[ERROR] the socversion Ascend910B1 of bin package does not match the current device socverison Ascend310P3.",
+    ], "soc-version-mismatch", "507033"),
+]
+
+
+@pytest.mark.parametrize("name,lines,top,wrapped", YIELD_CASES, ids=[c[0] for c in YIELD_CASES])
+def test_generic_code_reading_yields_to_the_specific_message_of_its_block(tmp_path, name, lines, top, wrapped):
+    found = _diag(tmp_path, lines)
+    assert found[0].id == top, [f.id for f in found]
+    assert wrapped in found[0].details.get("wrapped_codes", [])
+    assert all(f.role != "cause" or f.id == top for f in found if f.severity == "error"), [f.id for f in found]
+
+
+def test_generic_code_reading_alone_is_still_named(tmp_path):
+    found = _diag(tmp_path, ["RuntimeError: call aclnnFoo failed, detail:EZ1001: [PID: 7] 2026-01-01-00:00:00.000.000 x shape [8, 128] and y shape [64, 8] cannot be broadcast"])
+    assert [f.id for f in found] == ["cann-EZ1001"] and found[0].role == "cause"
+
+
+def test_specific_causes_of_one_block_do_not_fold_into_each_other(tmp_path):
+    # a catalogued code (priority 0) next to a message entry: both stay findings
+    found = _diag(tmp_path, ["RuntimeError: NPU function error: aclrtMalloc, error code is 207001",
+                             "EL0004: [PID: 7] 2026-01-01-00:00:00.000.000 Failed to allocate memory requested by HCCL module."])
+    assert {"acl-207001", "cann-oom"} <= {f.id for f in found if f.role == "cause"}

@@ -15,7 +15,11 @@
   *wrappers* (``EZ9999``, ``ERR00100``); catalogued causes before unexplained
   Python exceptions; then the first occurrence in time, then reading order
   (research notes ``accuracy-profiling-atc.md`` §5.6: the first ``[ERROR]`` in
-  time across all ranks; 9999 codes are wrappers).
+  time across all ranks; 9999 codes are wrappers).  *Generic readings yield*: in an
+  error block with a specific cause (a message entry, a catalogued code), the block's
+  generic causes (entries with ``priority < 0`` such as EZ1001 "aclnn parameter error",
+  EE1001 "argument is invalid", ACL 507033; codes no entry catalogues) are folded into
+  it like wrapper codes, so the specific message is named first.
 * **Timeline**: a consequence / wrapper is linked to the latest cause at or
   before it in time (same rank first for a wrapper); causes are never made
   consequences of each other, so an unrelated failure on another rank keeps its
@@ -229,6 +233,8 @@ class _Target:
     role: str
     post: object = None  # (Finding, Hit, first: bool) -> None
     code: str = ""  # the code a wrapper target stands for (shown when folded into its block's cause)
+    generic: bool = False  # a generic reading (signature priority < 0, or a code no entry catalogues): yields to
+    # a specific cause of its error block (see Aggregator._flush)
 
 
 class Aggregator:
@@ -283,14 +289,17 @@ class Aggregator:
         per_hit = [(h, self._targets(h)) for h in hits]
         primary = None
         for role in ("cause", "consequence"):
-            primary = next((t for _, ts in per_hit for t in ts if t.role == role), None)
+            cands = [t for _, ts in per_hit for t in ts if t.role == role]
+            primary = next((t for t in cands if not t.generic), cands[0] if cands else None)
             if primary is not None:
                 break
+        # generic readings yield: with a specific cause in the block, its generic causes fold into it
+        fold_generic = primary is not None and primary.role == "cause" and not primary.generic
         folded = []
         for h, ts in per_hit:
             fids = []
             for t in ts:
-                if t.role == "wrapper" and primary is not None and t.code:
+                if primary is not None and t.code and (t.role == "wrapper" or (fold_generic and t.generic and t.role == "cause")):
                     folded.append((h, t))
                     continue
                 f = self.findings.get(t.fid)
@@ -368,7 +377,9 @@ class Aggregator:
                     f.fix = f.details["advice"]
 
         role = self.findings[fid].role if fid in self.findings else sig.role
-        return _Target(fid, make, role, post, code=(key or groups.get("code") or sig.id) if role == "wrapper" else "")
+        generic = sig.priority < 0
+        return _Target(fid, make, role, post, code=(key or groups.get("code") or sig.id) if role == "wrapper" or generic else "",
+                       generic=generic)
 
     def _cann_target(self, code: str) -> _Target:
         title, role, fix = self.kb.cann_code(code)
@@ -388,7 +399,7 @@ class Aggregator:
                 base_confidence=0.75 if known else 0.5,
             )
 
-        return _Target(f"cann-{code}", make, role, code=code)
+        return _Target(f"cann-{code}", make, role, code=code, generic=not known)
 
     def _acl_target(self, code: int) -> _Target:
         known = self.kb.acl_code(code)
@@ -409,7 +420,7 @@ class Aggregator:
                 base_confidence=0.7 if known else 0.45,
             )
 
-        return _Target(f"acl-{code}", make, role, code=s)
+        return _Target(f"acl-{code}", make, role, code=s, generic=known is None)
 
     def _err_target(self, ss: str, ccc: str) -> _Target:
         sub = self.kb.torch_npu_submodules.get(ss, f"submodule {ss}")
