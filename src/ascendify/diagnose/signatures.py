@@ -384,47 +384,32 @@ class Matcher:
                 low = line.lower()
             if s.hit(line, low):
                 self._try(s, line, sig_hits, claimed, explained)
-        by_code = self.by_code
         if ALL_CODES in explained:  # a signature explains every code of its line (e.g. a benign line)
             return LineMatch(self._order(sig_hits), [], [], []) if sig_hits else None
-        cann = []
-        for c in dict.fromkeys(CODE_RE.findall(line)):
-            if c in explained:
-                continue
-            if c in by_code:
-                for s in by_code[c]:
-                    self._try(s, line, sig_hits, claimed, explained, c)
-            elif c in claimed:
-                continue
-            elif c[1] in self.kb.cann_modules:
-                cann.append(c)
-        acl = []
-        for c in dict.fromkeys(ACL_RE.findall(line)):
-            if c in explained:
-                continue
-            if c in by_code:
-                for s in by_code[c]:
-                    self._try(s, line, sig_hits, claimed, explained, c)
-            elif c in claimed:
-                continue
-            else:
-                acl.append(int(c))
-        err = []
-        for m in ERR_RE.finditer(line):
-            code = "ERR" + m.group(1) + m.group(2)
-            if code in explained:
-                continue
-            if code in by_code:
-                for s in by_code[code]:
-                    self._try(s, line, sig_hits, claimed, explained, code)
-            elif code in claimed:
-                continue
-            else:
-                err.append((m.group(1), m.group(2), m.group(3) or ""))
+        state = (line, sig_hits, claimed, explained)
+        cann = [c for c in self._uncatalogued(((c, c) for c in dict.fromkeys(CODE_RE.findall(line))), *state)
+                if c[1] in self.kb.cann_modules]
+        acl = self._uncatalogued(((c, int(c)) for c in dict.fromkeys(ACL_RE.findall(line))), *state)
+        err = self._uncatalogued((("ERR" + m.group(1) + m.group(2), (m.group(1), m.group(2), m.group(3) or ""))
+                                  for m in ERR_RE.finditer(line)), *state)
         sig_hits = self._order(sig_hits)
         if not (sig_hits or cann or acl or err):
             return None
         return LineMatch(sig_hits, cann, acl, err)
+
+    def _uncatalogued(self, codes, line: str, sig_hits: list, claimed: set, explained: set) -> list:
+        """For the (code, item) pairs of a line, in order: try each code's catalogue entries;
+        return the items of the codes that no entry explains and no hit claims."""
+        out = []
+        for code, item in codes:
+            if code in explained:
+                continue
+            if code in self.by_code:
+                for s in self.by_code[code]:
+                    self._try(s, line, sig_hits, claimed, explained, code)
+            elif code not in claimed:
+                out.append(item)
+        return out
 
     def _order(self, sig_hits: list) -> list:
         """Drop hits another hit of the line supersedes; order the rest by priority (stable)."""
