@@ -25,6 +25,7 @@ else:  # pragma: no cover
 
 from ascendify.errors import ConfigError
 from ascendify.scan.finding import SEVERITIES
+from ascendify.target import recommended_release
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", "build", "dist",
@@ -37,13 +38,7 @@ OTHER_TABLES = ("fit",)
 ``ascendify.fit.hook``); scan's settings ignore them."""
 
 
-def _recommended_torch_npu() -> str:
-    from ascendify.target import recommended_release
-
-    return recommended_release()
-
-
-DEFAULT_TORCH_NPU = _recommended_torch_npu()
+DEFAULT_TORCH_NPU = recommended_release()
 """Target torch_npu release when neither the command line, the config nor the project's
 pinned torch names one: the newest recommended stable release of the version KB, the same
 one ``ascendify doctor`` recommends (``ascendify.target``)."""

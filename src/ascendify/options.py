@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Callable, Optional, Sequence
 
 import click
@@ -55,8 +56,7 @@ def resolve_format(fmt: Optional[str], output_file: Optional[str], choices: Sequ
     return "text"
 
 
-def report_options(*extra_formats: str, output_help: str = "Write the report to this file instead of standard output.",
-                   output_callback: Optional[Callable] = None) -> Callable:
+def report_options(*extra_formats: str, output_help: str = "Write the report to this file instead of standard output.") -> Callable:
     """``--format text|json|EXTRA…`` and ``-o/--output-file FILE``; the command receives the
     resolved ``fmt`` (never None) and ``output_file``."""
     choices = ["text", "json", *extra_formats]
@@ -68,7 +68,7 @@ def report_options(*extra_formats: str, output_help: str = "Write the report to 
             return fn(*args, **kwargs)
 
         wrapper = click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-                               callback=output_callback, help=output_help)(wrapper)
+                               help=output_help)(wrapper)
         wrapper = click.option("--format", "fmt", type=click.Choice(choices), default=None,
                                help=f"Output format: {', '.join(choices)} (default: text, or what the -o file's suffix names).")(wrapper)
         return wrapper
@@ -150,9 +150,8 @@ def plot_option(help: str = "Also write a chart here (.svg or .png).") -> Callab
     return click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE", help=help)
 
 
-def out_dir_option(help: str, required: bool = False) -> Callable:
-    return click.option("--out-dir", "out_dir", type=click.Path(file_okay=False), default=None, required=required,
-                        metavar="DIR", help=help)
+def out_dir_option(help: str) -> Callable:
+    return click.option("--out-dir", "out_dir", type=click.Path(file_okay=False), default=None, metavar="DIR", help=help)
 
 
 def input_option(help: str = "Model input NAME:SHAPE:DTYPE, e.g. x:2,3,224,224:float32 (repeatable).", required: bool = False) -> Callable:
@@ -184,9 +183,6 @@ def selection_options(fn: Callable) -> Callable:
     return fn
 
 
-SEVERITY_CHOICES = ("info", "warning", "error")
-
-
 def project_options(fn: Callable) -> Callable:
     """What ``scan``, ``fix``, ``migrate`` share: rule selection, target, release, chip, config,
     cache, jobs and ``--fail-on``."""
@@ -216,7 +212,7 @@ def split_codes(values: tuple) -> list:
 
 
 # ----------------------------------------------------------------------------- settings
-_VERSION_RE = __import__("re").compile(r"^\d+\.\d+(\.\d+)?((\.post|rc|\.rc)\d+)?$")
+_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?((\.post|rc|\.rc)\d+)?$")
 
 
 def project_settings(paths, select=(), select_extend=(), ignore=(), ignore_extend=(), exclude=(), target=None, torch_npu=None,

@@ -26,6 +26,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ascendify.fsutil import display_path
+
 PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 MAX_LEVELS = 4
 """Folders walked upwards from the scanned path looking for pins (stops at a project root)."""
@@ -88,16 +90,20 @@ def _from_requirement(req: str, file: str) -> Optional[Pin]:
     return None
 
 
+def _lines(path: str) -> List[str]:
+    """A project file's lines ([] when it cannot be read: a pin file is optional)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read().splitlines()
+    except OSError:
+        return []
+
+
 def _requirements_file(path: str, seen: set) -> Iterator[Pin]:
     if path in seen or len(seen) > 20:
         return
     seen.add(path)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return
-    for line in lines:
+    for line in _lines(path):
         s = line.strip()
         if s.startswith(("-r ", "-c ", "--requirement ", "--constraint ")):
             inc = s.split(None, 1)[1].strip()
@@ -168,9 +174,8 @@ def _setup_cfg(path: str) -> Iterator[Pin]:
 
 def _setup_py(path: str) -> Iterator[Pin]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse("\n".join(_lines(path)))
+    except (SyntaxError, ValueError):
         return
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower().lstrip().startswith("torch"):
@@ -180,12 +185,7 @@ def _setup_py(path: str) -> Iterator[Pin]:
 
 
 def _environment_yml(path: str) -> Iterator[Pin]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return
-    for line in lines:
+    for line in _lines(path):
         m = _CONDA_PIN.match(line)
         if m:
             yield Pin(path, _conda_spec(m.group("spec") or ""), line.strip())
@@ -312,14 +312,6 @@ def torch_npu_for_pin(pin: Pin) -> Optional[str]:
     return None
 
 
-def _rel(path: str, root: str) -> str:
-    try:
-        rel = os.path.relpath(path, root)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
-
-
 def resolve(cli_value: Optional[str] = None, config_value: Optional[str] = None, config_file: Optional[str] = None,
             project: Optional[str] = None) -> TargetRelease:
     """Decide the target release (see the module docstring)."""
@@ -336,9 +328,9 @@ def resolve(cli_value: Optional[str] = None, config_value: Optional[str] = None,
             rel = torch_npu_for_pin(pin)
             if rel:
                 how = "" if rel != recommended_release() or pin.exact else ", a range, not a pin; the recommended release satisfies it"
-                return TargetRelease(rel, f"from {_rel(pin.file, root)}: torch{pin.spec}{how}", "pin")
+                return TargetRelease(rel, f"from {display_path(pin.file, root)}: torch{pin.spec}{how}", "pin")
         if ordered and ordered[0].spec:
             p = ordered[0]
-            return TargetRelease(recommended_release(), f"{_rel(p.file, root)} asks for torch{p.spec}, which no torch_npu release in the "
+            return TargetRelease(recommended_release(), f"{display_path(p.file, root)} asks for torch{p.spec}, which no torch_npu release in the "
                                  "KB pairs with; the newest recommended stable release", "default")
     return TargetRelease(recommended_release(), default_reason(), "default")

@@ -19,12 +19,6 @@ from ascendify.scan.engine import ScanResult, default_cache_dir, discover, scan_
 from ascendify.scan.finding import Finding, severity_rank
 
 
-# The option groups and the settings builder are shared by every command (ascendify.options);
-# the old names stay for callers that imported them from here.
-common_options = project_options
-_settings = project_settings
-
-
 class FileProgress:
     """Progress of a long phase over ``total`` files, on stderr: a rich bar on a TTY (more than
     50 files), else (``lines``) one line every ``every`` seconds (``ascendify: fixing: 120/352
@@ -92,10 +86,6 @@ def _exit_code(findings: list[Finding], fail_on: str, problems: list) -> int:
     return 1 if any(severity_rank(f.severity) >= threshold for f in findings) else 0
 
 
-def _emit(text: str, output: Optional[str]) -> None:
-    emit(text, output)
-
-
 def _settings_dict(s: Settings) -> dict:
     return {"target": s.target, "torch_npu": s.torch_npu, "torch_npu_reason": s.torch_npu_reason, "chip": s.chip, "select": s.select, "ignore": s.ignore,
             "fail_on": s.fail_on, "config_file": s.config_file}
@@ -103,7 +93,7 @@ def _settings_dict(s: Settings) -> dict:
 
 @click.command("scan")
 @click.argument("paths", nargs=-1, type=click.Path())
-@common_options
+@project_options
 @report_options(*[f for f in formats.FORMATS if f not in ("text", "json")])
 @click.option("--no-summary", is_flag=True, help="Text format: findings only.")
 @click.option("--statistics", is_flag=True, help="Text format: counts per rule instead of findings.")
@@ -116,7 +106,7 @@ def scan(paths, select, select_extend, ignore, ignore_extend, exclude, target, t
     --unsafe-fixes.  `ascendify rule CODE` explains a code.
     """
     paths = paths or (".",)
-    settings = _settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on)
+    settings = project_settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on)
     result = _run_scan(paths, settings, cache_dir, no_cache, jobs, quiet=fmt != "text")
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
@@ -124,28 +114,28 @@ def scan(paths, select, select_extend, ignore, ignore_extend, exclude, target, t
         return 2
     summary = summarize(result.findings, result.files, result.lines)
     if fmt == "json":
-        _emit(formats.render_json(result.findings, summary, _settings_dict(settings)), output_file)
+        emit(formats.render_json(result.findings, summary, _settings_dict(settings)), output_file)
     elif fmt == "sarif":
-        _emit(formats.render_sarif(result.findings, {"torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}), output_file)
+        emit(formats.render_sarif(result.findings, {"torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}), output_file)
     elif fmt == "csv":
-        _emit(formats.render_csv(result.findings), output_file)
+        emit(formats.render_csv(result.findings), output_file)
     elif statistics:
         rules = load_rules()
         lines = [f"{n:>5}  {code:<7} {'[*]' if rules[code].fixable == 'safe' else '   '} {rules[code].name}" for code, n in sorted(summary["by_code"].items(), key=lambda kv: -kv[1])]
-        _emit("\n".join(lines) + ("\n" if lines else ""), output_file)
+        emit("\n".join(lines) + ("\n" if lines else ""), output_file)
     else:
         colour = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         text = formats.render_text(result.findings, summary, colour, not no_summary)
         if not no_summary:
             text += target_line(settings) + "\n"
-        _emit(text, output_file)
+        emit(text, output_file)
     return _exit_code(result.findings, settings.fail_on, result.problems)
 
 
 # --------------------------------------------------------------------------- fix
 @click.command("fix")
 @click.argument("paths", nargs=-1, type=click.Path())
-@common_options
+@project_options
 @click.option("--diff", "mode", flag_value="diff", default=True, help="Print a unified diff; write nothing (default).")
 @click.option("--write", "mode", flag_value="write", help="Edit the files in place (atomically).")
 @out_dir_option("Write a migrated copy of the whole tree here, plus the change log.")
@@ -167,7 +157,7 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     if out_dir and click.get_current_context().get_parameter_source("mode") != click.core.ParameterSource.DEFAULT:
         raise AscendifyError(f"fix: --{mode} and --out-dir are different modes; choose one of --diff, --write, --out-dir")
     paths = paths or (".",)
-    settings = _settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
+    settings = project_settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if out_dir:
         mode = "output"
         from ascendify.fix.run import stale_output_warning
@@ -190,9 +180,9 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
         run.write_changelog(changelog)
     verb = {"diff": "would fix", "write": "fixed", "output": "fixed"}[mode]
     if fmt == "json":
-        _emit(json.dumps(fix_json(run, mode, out_dir, settings), indent=2, ensure_ascii=False, default=str) + "\n", output_file)
+        emit(json.dumps(fix_json(run, mode, out_dir, settings), indent=2, ensure_ascii=False, default=str) + "\n", output_file)
     elif mode == "diff" or output_file:
-        _emit((run.diff if mode == "diff" else "") + (fix_summary(run, verb) + "\n" if output_file else ""), output_file)
+        emit((run.diff if mode == "diff" else "") + (fix_summary(run, verb) + "\n" if output_file else ""), output_file)
     click.echo(fix_summary(run, verb), err=True)
     if mode == "output":
         click.echo(f"migrated copy: {out_dir}", err=True)
@@ -251,13 +241,13 @@ def rules_cmd(fmt, output_file, category):
                                  f"(or a code prefix: {', '.join(prefixes)})")
     rules = [r for r in everything if category is None or category.lower() in (r.category.lower(), r.prefix.lower())]
     if fmt == "json":
-        _emit(json.dumps([r.__dict__ | {"category": r.category} for r in rules], indent=2, ensure_ascii=False) + "\n", output_file)
+        emit(json.dumps([r.__dict__ | {"category": r.category} for r in rules], indent=2, ensure_ascii=False) + "\n", output_file)
         return 0
     out = []
     if fmt == "markdown":
         out.append("| code | name | category | severity | fix |\n|---|---|---|---|---|")
         out.extend(f"| {r.code} | {r.name} | {r.category} | {r.severity} | {r.fixable or '-'} |" for r in rules)
-        _emit("\n".join(out) + "\n", output_file)
+        emit("\n".join(out) + "\n", output_file)
         return 0
     last = None
     for r in rules:
@@ -267,7 +257,7 @@ def rules_cmd(fmt, output_file, category):
         mark = {"safe": "[*]", "unsafe": "[-]", "": "   "}[r.fixable]
         out.append(f"  {r.code} {mark} {r.severity:<7} {r.name}: {r.summary}")
     out.append(f"\n{len(rules)} rules. [*] safe auto-fix, [-] auto-fix with --unsafe-fixes. `ascendify rule CODE` shows a rule's page.")
-    _emit("\n".join(out) + "\n", output_file)
+    emit("\n".join(out) + "\n", output_file)
     return 0
 
 
@@ -282,9 +272,9 @@ def rule_cmd(code, fmt, output_file):
         close = [c for c in rules if c.startswith(code.upper()[:3])][:8]
         raise AscendifyError(f"no rule {code!r}" + (f"; rules with that prefix: {', '.join(close)}" if close else "; see `ascendify rules`"))
     if fmt == "json":
-        _emit(json.dumps(envelope("rule", r.__dict__ | {"category": r.category}), indent=2, ensure_ascii=False) + "\n", output_file)
+        emit(json.dumps(envelope("rule", r.__dict__ | {"category": r.category}), indent=2, ensure_ascii=False) + "\n", output_file)
     else:  # markdown, rich Markdown on a terminal, plain text otherwise
         from ascendify.output import rulepage
 
-        rulepage.show(r, fmt, output_file, _emit)
+        rulepage.show(r, fmt, output_file, emit)
     return 0
