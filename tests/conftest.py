@@ -35,3 +35,19 @@ def _isolated_cache(tmp_path, monkeypatch):
     """Every test gets its own cache folder; no test reads another's results."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("NO_COLOR", "1")
+
+
+def mode_of(path) -> int:
+    """The permission bits of ``path`` (``0o644``)."""
+    import stat
+
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.fixture
+def umask():
+    """Call it to set the process umask for one test; the old one is restored after."""
+    old = os.umask(0o022)
+    os.umask(old)
+    yield lambda m: os.umask(m)
+    os.umask(old)

@@ -55,7 +55,8 @@ def test_every_lazy_command_loads():
     names = {p.split()[0] for p, _ in COMMANDS}
     assert names == set(LAZY_COMMANDS)
     for path, cmd in COMMANDS:
-        assert cmd.name != "unavailable" and cmd.callback is not None, path
+        # a command whose module failed to import is replaced by a stub named `unavailable`
+        assert cmd.callback is not None and cmd.callback.__name__ != "unavailable", path
 
 
 @pytest.mark.parametrize("path,cmd", COMMANDS, ids=[p for p, _ in COMMANDS])
@@ -166,7 +167,7 @@ def test_output_file_writes_the_report_and_its_suffix_picks_json(bundled, path):
     r = run_cli(*args, "-o", str(out), cwd=str(bundled["tmp"]))
     assert r.code in (0, 1), r.err[-2000:]
     assert isinstance(json.loads(out.read_text(encoding="utf-8")), (dict, list))
-    assert "{" not in r.out[:1]
+    assert r.out == ""  # -o replaces standard output
 
 
 def test_ml_commands_format_json(tmp_path):

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import os
-import stat
 import tempfile
 
 import pytest
 
 from ascendify.fsutil import atomic_write, file_mode, replace_file
-
-
-def _mode(p) -> int:
-    return stat.S_IMODE(os.stat(p).st_mode)
-
-
-@pytest.fixture
-def umask():
-    """Set the process umask for one test (restored after)."""
-    old = os.umask(0o022)
-    os.umask(old)
-    yield lambda m: os.umask(m)
-    os.umask(old)
+from tests.conftest import mode_of
 
 
 @pytest.mark.parametrize("mask,plain,script", [(0o022, 0o644, 0o755), (0o027, 0o640, 0o750), (0o077, 0o600, 0o700),
@@ -30,8 +17,8 @@ def test_new_file_modes_follow_umask(tmp_path, umask, mask, plain, script):
     umask(mask)
     atomic_write(str(tmp_path / "a.json"), b"{}")
     atomic_write(str(tmp_path / "a.sh"), b"#!/bin/sh\n", mode=0o777)
-    assert _mode(tmp_path / "a.json") == plain
-    assert _mode(tmp_path / "a.sh") == script
+    assert mode_of(tmp_path / "a.json") == plain
+    assert mode_of(tmp_path / "a.sh") == script
     assert (tmp_path / "a.json").read_bytes() == b"{}"
 
 
@@ -41,13 +28,13 @@ def test_existing_file_keeps_its_mode(tmp_path, umask):
     p.write_text("old")
     os.chmod(p, 0o604)
     atomic_write(str(p), b"new")
-    assert _mode(p) == 0o604 and p.read_text() == "new"
+    assert mode_of(p) == 0o604 and p.read_text() == "new"
     # a script rewritten over an old non-executable copy gains the execute bits (0o777 less the umask)
     s = tmp_path / "run.sh"
     s.write_text("old")
     os.chmod(s, 0o640)
     atomic_write(str(s), b"#!/bin/sh\n", mode=0o777)
-    assert _mode(s) == 0o640 | 0o755
+    assert mode_of(s) == 0o640 | 0o755
 
 
 def test_like_gives_the_mode_of_another_file(tmp_path, umask):
@@ -56,7 +43,7 @@ def test_like_gives_the_mode_of_another_file(tmp_path, umask):
     src.write_text("x")
     os.chmod(src, 0o700)
     atomic_write(str(tmp_path / "out.py"), b"y", like=str(src))
-    assert _mode(tmp_path / "out.py") == 0o700
+    assert mode_of(tmp_path / "out.py") == 0o700
     assert file_mode(str(tmp_path / "none"), like=str(src)) == 0o700
 
 
@@ -64,9 +51,9 @@ def test_replace_file_fixes_mkstemp_mode(tmp_path, umask):
     umask(0o022)
     fd, tmp = tempfile.mkstemp(dir=str(tmp_path))
     os.close(fd)
-    assert _mode(tmp) == 0o600
+    assert mode_of(tmp) == 0o600
     replace_file(tmp, str(tmp_path / "model.onnx"))
-    assert _mode(tmp_path / "model.onnx") == 0o644 and not os.path.exists(tmp)
+    assert mode_of(tmp_path / "model.onnx") == 0o644 and not os.path.exists(tmp)
 
 
 def test_failed_write_leaves_no_temp_file(tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 
 import numpy as np
@@ -139,13 +138,10 @@ def test_npy_normalize_matches_graph_exported_with_normalize(data_dir, tmp_path,
     assert run(["compare", str(tmp_path / "raw.npz"), str(tmp_path / "o.npz")], capsys)[0] == 1
 
 
-def test_baseline_npz_follows_the_umask(tmp_path, capsys, data_dir):
-    import stat
+def test_baseline_npz_follows_the_umask(tmp_path, capsys, data_dir, umask):
+    from tests.conftest import mode_of
 
-    old = os.umask(0o022)
-    try:
-        out = tmp_path / "m.npz"
-        assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--npz", str(out)], capsys)[0] == 0
-    finally:
-        os.umask(old)
-    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    umask(0o022)
+    out = tmp_path / "m.npz"
+    assert run(["baseline", "tests.export.toy_models:cnn", "--data", str(data_dir), "--npz", str(out)], capsys)[0] == 0
+    assert mode_of(out) == 0o644

@@ -4,29 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 
-import pytest
-
 from tests.compare.helpers import run
+from tests.conftest import mode_of
 
 FAKE_ATC = """#!/bin/sh
 # records where it ran and its arguments, one per line
 { echo "PWD=$PWD"; for a in "$@"; do echo "$a"; done; } > "$ATC_LOG"
 """
-
-
-def _mode(p) -> int:
-    return stat.S_IMODE(os.stat(p).st_mode)
-
-
-@pytest.fixture
-def umask():
-    old = os.umask(0o022)
-    os.umask(old)
-    yield lambda m: os.umask(m)
-    os.umask(old)
 
 
 def _export(tmp_path, capsys, *extra):
@@ -53,9 +39,9 @@ def test_export_files_follow_the_umask(tmp_path, capsys, umask):
     umask(0o027)
     out = _export(tmp_path, capsys, "--chip", "Ascend910B3")
     folder = out.parent
-    assert _mode(out) == 0o640  # was 0o600 (mkstemp)
-    assert _mode(folder / "cnn.export.json") == 0o640
-    assert _mode(folder / "cnn.atc.sh") == 0o750  # executable
+    assert mode_of(out) == 0o640  # was 0o600 (mkstemp)
+    assert mode_of(folder / "cnn.export.json") == 0o640
+    assert mode_of(folder / "cnn.atc.sh") == 0o750  # executable
     assert sorted(os.listdir(folder)) == ["cnn.atc.sh", "cnn.export.json", "cnn.onnx"]  # no temp file left
 
 
@@ -63,7 +49,7 @@ def test_atc_script_runs_from_another_folder(tmp_path, capsys, umask):
     umask(0o022)
     out = _export(tmp_path, capsys, "--chip", "Ascend910B3")
     script = out.parent / "cnn.atc.sh"
-    assert _mode(script) == 0o755
+    assert mode_of(script) == 0o755
     env, log = _fake_atc(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
