@@ -15,7 +15,7 @@ import click
 
 from ascendify import __version__
 from ascendify.errors import AscendifyError
-from ascendify.options import (captured, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, envelope, jobs_option,
+from ascendify.options import (deprecated_option, deprecated_value, deprecation, emit, emit_rendered, envelope, jobs_option,
                                plot_option, report_options)
 
 
@@ -197,21 +197,16 @@ def compare(baseline_path: Optional[str], candidate_path: Optional[str], metric_
             lth = M.parse_thresholds(thresholds, lth)
         if chosen:
             lth = {k: th[k] for k in chosen}
-        if fmt in ("json", "csv"):
-            box: dict = {}
-            captured(lambda: box.update(r=_layers(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, top, csv_out, box)))
-            if fmt == "csv":
-                from ascendify.compare.layers import write_msit_csv
+        lrep, used = _layer_report(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, csv_out)
+        if fmt == "json":
+            _emit_json(lrep.as_dict(), output_file)
+        elif fmt == "csv":  # -o is required here (checked above): msit's result CSV
+            from ascendify.compare.layers import write_msit_csv
 
-                write_msit_csv(output_file, box["rep"])
-            else:
-                _emit_json(box["rep"].as_dict(), output_file)
-            return box["r"]
-        if output_file:
-            box = {}
-            emit(captured(lambda: box.update(r=_layers(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, top, csv_out))), output_file)
-            return box["r"]
-        return _layers(layers_model, data, sample_name, npu_dump, lth, json_out, keep_dtype_file, top, csv_out)
+            write_msit_csv(output_file, lrep)
+        else:
+            emit_rendered(_print_layers, output_file, lrep, layers_model, used, keep_dtype_file, top)
+        return 0 if lrep.verdict == "PASS" else 1
     if not baseline_path or not candidate_path:
         raise AscendifyError("compare needs BASELINE and CANDIDATE (or --layers MODEL.onnx --data DIR)")
     from ascendify.compare.engine import compare_collections
@@ -316,13 +311,11 @@ def _print_report(rep: Any, per_sample: bool) -> None:
               f"{sum(1 for r in rep.rows if r['status'] != 'PASS')} failing, {len(rep.missing)} missing (thresholds: {th})")
 
 
-def _layers(model: str, data: Optional[str], sample_name: Optional[str], npu_dump: Optional[str],
-            th: dict[str, float], json_out: Optional[str], keep_file: Optional[str], top: int,
-            csv_out: Optional[str] = None, box: Optional[dict] = None) -> int:
-    from rich.markup import escape as E
-    from rich.table import Table
-
-    from ascendify.compare.layers import analyse_layers, describe_row, write_keep_dtype, write_msit_csv
+def _layer_report(model: str, data: Optional[str], sample_name: Optional[str], npu_dump: Optional[str],
+                  th: dict[str, float], json_out: Optional[str], keep_file: Optional[str], csv_out: Optional[str]) -> tuple:
+    """Run the layer-wise compare of ``model`` on one sample of ``data``; write the artefacts asked
+    for (``--json``, ``--keep-dtype-file``, ``--csv``).  Returns ``(report, sample name)``."""
+    from ascendify.compare.layers import analyse_layers, write_keep_dtype, write_msit_csv
     from ascendify.compare.runner import ort_session
     from ascendify.compare.samples import iter_samples
 
@@ -340,8 +333,21 @@ def _layers(model: str, data: Optional[str], sample_name: Optional[str], npu_dum
     if feeds is None:
         raise AscendifyError(f"{data}: no sample named '{sample_name}'")
     rep = analyse_layers(model, feeds, th, npu_dump=npu_dump)
-    if box is not None:
-        box["rep"] = rep
+    if rep.keep and keep_file:
+        write_keep_dtype(keep_file, rep.keep)
+    if json_out:
+        _write_json(json_out, rep.as_dict())
+    if csv_out:
+        write_msit_csv(csv_out, rep)
+    return rep, used
+
+
+def _print_layers(rep: Any, model: str, used: Optional[str], keep_file: Optional[str], top: int) -> None:
+    from rich.markup import escape as E
+    from rich.table import Table
+
+    from ascendify.compare.layers import describe_row
+
     con = _console()
     con.print(f"layer-wise compare of {model} ({rep.mode}, sample {used}): {len(rep.rows)} node outputs paired", markup=False)
     fi = rep.first_invalid
@@ -371,16 +377,10 @@ def _layers(model: str, data: Optional[str], sample_name: Optional[str], npu_dum
             con.print(f"  with them kept, {o}: cosine {_fmt(d.get('cosine'))}"
                       f"{' FAIL: ' + '; '.join(d['failed']) if d['failed'] else ' PASS'}", markup=False)
         if keep_file:
-            write_keep_dtype(keep_file, rep.keep)
             con.print(f"wrote {keep_file}: pass it to atc as --keep_dtype={keep_file} "
                       "(or try --precision_mode=allow_mix_precision / must_keep_origin_dtype)", markup=False)
     for n in rep.notes:
         con.print(f"note: {n}", markup=False)
     if rep.unpaired:
         con.print(f"note: {len(rep.unpaired)} dump tensor(s) matched no ONNX tensor, e.g. {', '.join(rep.unpaired[:3])}", markup=False)
-    if json_out:
-        _write_json(json_out, rep.as_dict())
-    if csv_out:
-        write_msit_csv(csv_out, rep)
     con.print(("[green]PASS[/]" if rep.verdict == "PASS" else "[red]FAIL[/]") + ": network outputs vs fp32")
-    return 0 if rep.verdict == "PASS" else 1
