@@ -25,7 +25,6 @@ else:  # pragma: no cover
 
 from ascendify.errors import ConfigError
 from ascendify.scan.finding import SEVERITIES
-from ascendify.target import recommended_release
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", "build", "dist",
@@ -38,10 +37,14 @@ OTHER_TABLES = ("fit",)
 ``ascendify.fit.hook``); scan's settings ignore them."""
 
 
-DEFAULT_TORCH_NPU = recommended_release()
-"""Target torch_npu release when neither the command line, the config nor the project's
-pinned torch names one: the newest recommended stable release of the version KB, the same
-one ``ascendify doctor`` recommends (``ascendify.target``)."""
+def default_torch_npu() -> str:
+    """Target torch_npu release when neither the command line, the config nor the project's
+    pinned torch names one: the newest recommended stable release of the version KB, the same
+    one ``ascendify doctor`` recommends (``ascendify.target``).  Read when first needed, not at
+    import (start-up of every command)."""
+    from ascendify.target import recommended_release
+
+    return recommended_release()
 
 
 @dataclass
@@ -54,7 +57,7 @@ class Settings:
     exclude: list = field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     extend_exclude: list = field(default_factory=list)
     target: str = "npu"
-    torch_npu: str = DEFAULT_TORCH_NPU
+    torch_npu: str = field(default_factory=default_torch_npu)
     torch_npu_reason: str = ""
     """Why this release ("from requirements.txt: torch==2.1.0"); empty until decided."""
     chip: Optional[str] = None

@@ -10,7 +10,7 @@ import ast
 import re
 from typing import Optional
 
-from ascendify.config import DEFAULT_TORCH_NPU
+from ascendify.config import default_torch_npu
 from ascendify.rules.checks._util import fix
 from ascendify.rules.registry import check, file_check
 from ascendify.scan.context import parent
@@ -26,7 +26,7 @@ def version_tuple(version: Optional[str]) -> tuple:
     """``"2.7.1.post11"`` → ``(2, 7, 1)``; anything unparsable → the default target release."""
     m = _VERSION_RE.match(str(version or "").strip().lstrip("v"))
     if not m:
-        m = _VERSION_RE.match(DEFAULT_TORCH_NPU)
+        m = _VERSION_RE.match(default_torch_npu())
     return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
 
 
