@@ -324,3 +324,21 @@ def envelope(command: str, doc):
 
     head = {"tool": "ascendify", "version": __version__, "command": command}
     return {**head, **{k: v for k, v in doc.items() if k not in head}}
+
+
+def pyplot_for(path: str, hint: str = "") -> tuple:
+    """``(pyplot, "png" | "svg")`` — matplotlib's pyplot (Agg backend) and the savefig format for
+    the ``--plot`` chart ``path``: the one
+    suffix check (.png / .svg) and the one message when matplotlib is missing, for every
+    command that draws.  Raises :class:`AscendifyError` (one line naming the file)."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".png", ".svg"):
+        raise AscendifyError(f"--plot {path}: expected a .png or .svg file name")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise AscendifyError(f"--plot {path}: matplotlib is not installed (pip install matplotlib){hint}") from None
+    return plt, ext[1:]

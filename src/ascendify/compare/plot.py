@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
 from typing import Any
 
 from ascendify.errors import AscendifyError
@@ -15,16 +14,9 @@ def plot_error_hist(outputs: list[dict[str, Any]], path: str, max_outputs: int =
     """Write an SVG or PNG (by extension) with one panel per output from the ``hist``
     entries of :func:`ascendify.compare.engine.compare_collections` summaries.
     Raises ``AscendifyError`` when matplotlib is missing or the extension is unknown."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in (".svg", ".png"):
-        raise AscendifyError(f"{path}: plot must end in .svg or .png")
-    try:
-        import matplotlib
+    from ascendify.options import pyplot_for
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise AscendifyError("--plot needs matplotlib (pip install matplotlib)") from None
+    plt, fmt = pyplot_for(path)
     outs = [o for o in outputs if "hist" in o][:max_outputs]
     if not outs:
         raise AscendifyError("nothing to plot (no compared outputs)")
@@ -60,6 +52,6 @@ def plot_error_hist(outputs: list[dict[str, Any]], path: str, max_outputs: int =
         ax.axis("off")
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format=ext[1:])
+    fig.savefig(buf, format=fmt)
     plt.close(fig)
     atomic_write(path, buf.getvalue())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import List, Optional
 
 from ascendify.errors import AscendifyError
@@ -124,16 +123,9 @@ def plot(result: dict, path: str) -> None:
     """Stacked memory-over-step chart (categories, phase boundaries, the chip's usable HBM) to
     ``path`` (``.png`` or ``.svg``).  Raises :class:`AscendifyError` if matplotlib is missing
     or the suffix is another."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in (".png", ".svg"):
-        raise AscendifyError(f"--plot {path}: expected a .png or .svg file name")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise AscendifyError(f"--plot {path}: matplotlib is not installed (pip install matplotlib), "
-                             "or drop --plot and read the text chart") from None
+    from ascendify.options import pyplot_for
+
+    plt, fmt = pyplot_for(path, ", or drop --plot and read the text chart")
     pts = result.get("timeline") or []
     xs = [p["event"] for p in pts]
     gib = float(1 << 30)
@@ -154,7 +146,7 @@ def plot(result: dict, path: str) -> None:
     fig.tight_layout()
     import io
     buf = io.BytesIO()
-    fig.savefig(buf, format=ext[1:])
+    fig.savefig(buf, format=fmt)
     plt.close(fig)
     from ascendify.fsutil import atomic_write
     try:
