@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import codecs
 import gzip
-import io
 import json
 import tracemalloc
 
@@ -15,6 +14,7 @@ from ascendify.cli import cli
 from ascendify.diagnose.engine import KEYS_PER_SIGNATURE, diagnose
 from ascendify.diagnose.scanner import BLOCK, FileStats, Scanner, rank_from_path
 from ascendify.errors import AscendifyError
+from tests.diagnose.generated_log import GeneratedLog
 
 OOM = ("RuntimeError: NPU out of memory. Tried to allocate 260.00 MiB (NPU 0; 28.50 GiB total capacity; 10.24 GiB already "
        "allocated; 10.24 GiB current active; 149.57 MiB free; 10.28 GiB reserved in total by PyTorch)")
@@ -162,34 +162,19 @@ def test_rank_from_path():
     assert rank_from_path("plog/plog-4242_20260501.log") is None
 
 
-class _Synthetic(io.RawIOBase):
-    """A generated log of ``size`` bytes that is never held in memory: a normal
-    line repeated, and every ``every``-th line a CPU-fallback line with a new op name."""
+class _Synthetic(GeneratedLog):
+    """A generated log of ``size`` bytes: a normal line repeated, and every ``every``-th line a
+    CPU-fallback line with a new op name."""
 
     def __init__(self, size: int, every: int):
-        self.size, self.every, self.pos, self.n = size, every, 0, 0
-        self.pending = b""
+        super().__init__(size)
+        self.every = every
 
-    def readable(self):
-        return True
-
-    def read(self, n=-1):
-        out = []
-        got = 0
-        while got < n and self.pos < self.size:
-            if not self.pending:
-                self.n += 1
-                if self.n % self.every == 0:
-                    self.pending = (f"CAUTION: The operator 'aten::op{self.n}' is not currently supported on the NPU "
-                                    f"backend and will fall back to run on the CPU.\n").encode()
-                else:
-                    self.pending = f"2026-05-01 10:00:00,000 INFO step {self.n} loss 0.123 lr 1e-4 throughput 812.5\n".encode()
-            take = self.pending[: n - got]
-            self.pending = self.pending[len(take):]
-            out.append(take)
-            got += len(take)
-            self.pos += len(take)
-        return b"".join(out)
+    def _next(self) -> bytes:
+        if self.n % self.every == 0:
+            return (f"CAUTION: The operator 'aten::op{self.n}' is not currently supported on the NPU "
+                    f"backend and will fall back to run on the CPU.\n").encode()
+        return f"2026-05-01 10:00:00,000 INFO step {self.n} loss 0.123 lr 1e-4 throughput 812.5\n".encode()
 
 
 def _scan_synthetic(size: int, every: int):

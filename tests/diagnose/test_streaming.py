@@ -3,25 +3,18 @@ lines and CANN blocks do not make memory grow with the log (speed is measured in
 
 from __future__ import annotations
 
-import io
 import tracemalloc
 
 from ascendify.diagnose.engine import KEYS_PER_SIGNATURE, Aggregator
 from ascendify.diagnose.scanner import BLOCK, FileStats, Scanner
 from ascendify.diagnose.signatures import load
+from tests.diagnose.generated_log import GeneratedLog
 
 
-class _Noisy(io.RawIOBase):
+class _Noisy(GeneratedLog):
     """``size`` bytes of a torchrun console, generated as read (never held in memory)."""
 
-    def __init__(self, size: int):
-        self.size, self.pos, self.n, self.pending = size, 0, 0, b""
-
-    def readable(self):
-        return True
-
     def _next(self) -> bytes:
-        self.n += 1
         n, r = self.n, self.n % 4
         if n % 97 == 0:
             return (f"[rank{r}]:Traceback (most recent call last):\n"
@@ -34,18 +27,6 @@ class _Noisy(io.RawIOBase):
         if n % 3 == 0:
             return f'[rank{r}]:{{"step": {n}, "loss": 2.{n % 1000:03d}, "grad_norm": 1.{n % 7}, "loss_scale": 65536.0}}\n'.encode()
         return f"[rank{r}]:2026-05-01 10:00:00,000 INFO step {n} tokens/s 81234.5 lr 3e-4\n".encode()
-
-    def read(self, n=-1):
-        out, got = [], 0
-        while got < n and self.pos < self.size:
-            if not self.pending:
-                self.pending = self._next()
-            take = self.pending[: n - got]
-            self.pending = self.pending[len(take):]
-            out.append(take)
-            got += len(take)
-            self.pos += len(take)
-        return b"".join(out)
 
 
 def _scan(size: int):
