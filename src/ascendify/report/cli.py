@@ -79,6 +79,8 @@ def _includes(paths: tuple) -> dict[str, Any]:
     return out
 
 
+_include_option = click.option("--include", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+                               help="JSON output of doctor/probe/diagnose/profile/compare/fit to add as a section (recognised by its content).")
 _OUT_HELP = ("Write this summary (text, or --format json) to FILE.  Before 0.2 -o named the output folder; "
              "a value without a report suffix (.json, .txt, …) is still taken as --out-dir, with a note.")
 
@@ -91,7 +93,7 @@ _OUT_HELP = ("Write this summary (text, or --format json) to FILE.  Before 0.2 -
 @click.option("--probe", "probe_spec", default=None, metavar="MODULE:FACTORY", help="Also run `ascendify probe` on this model factory (with --input).")
 @input_option("Probe input spec, e.g. x:2,3,32,32:float32 (repeatable).")
 @click.option("--no-doctor", is_flag=True, help="Do not run `ascendify doctor`.")
-@click.option("--include", multiple=True, type=click.Path(dir_okay=False), metavar="FILE", help="JSON output of doctor/probe/diagnose/profile/compare to add as a section.")
+@_include_option
 @report_options(output_help=_OUT_HELP)
 def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config,
             cache_dir, no_cache, jobs, fail_on, unsafe_fixes, probe_spec, inputs, no_doctor, include, fmt, output_file):
@@ -104,7 +106,6 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     output_file, out = split_output_dir(output_file, out_dir)
     if not out:
         raise AscendifyError("migrate needs an output folder: --out-dir DIR (the migrated copy and the report go there)")
-    probe_inputs = inputs
     settings = project_settings((project,), select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if is_within(out, project):
         raise AscendifyError(f"{out}: the output folder must be outside the project {project}")
@@ -125,7 +126,7 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
         args = ["doctor", "--format", "json"] + (["--chip", chip] if chip else [])
         sections["doctor"] = _run_json_command(args, DOCTOR_TIMEOUT_S)
     if probe_spec:
-        args = ["probe", probe_spec, "--format", "json"] + [a for spec in probe_inputs for a in ("--input", spec)]
+        args = ["probe", probe_spec, "--format", "json"] + [a for spec in inputs for a in ("--input", spec)]
         args += ["--torch-npu", settings.torch_npu] + (["--chip", chip] if chip else [])
         sections["probe"] = _run_json_command(args, PROBE_TIMEOUT_S)
     else:
@@ -156,7 +157,7 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
 @click.command()
 @click.argument("project", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--from", "from_json", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE", help="Re-render an existing report.json (e.g. to add sections).")
-@click.option("--include", multiple=True, type=click.Path(dir_okay=False), metavar="FILE", help="JSON output of doctor/probe/diagnose/profile/compare to add as a section.")
+@_include_option
 @out_dir_option("Folder for index.html and report.json.")
 @target_option()
 @torch_npu_option()
