@@ -46,6 +46,7 @@ class FixRun:
     files_changed: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # (path, message): files left unchanged
     problems: list = field(default_factory=list)  # (path, message): files missing from the --output copy
+    unwritten: list = field(default_factory=list)  # rel paths whose --write failed: their fixes count as remaining
     lines: dict = field(default_factory=dict)  # id(remaining finding) -> (source_line, migrated_line)
     counts: dict = field(default_factory=dict)  # output.summary.fix_counts of the scan the run started from
     fixed_ids: set = field(default_factory=set)  # id() of the scan's findings the run fixed (output.summary.fixed_by_run)
@@ -361,6 +362,7 @@ class _FileFix:
     applied: list = field(default_factory=list)
     texts: tuple = ("", "")
     diff: Optional[str] = None
+    unwritten: bool = False  # mode write: the fixed text could not be written; the file is unchanged
 
 
 _fix_state: dict = {}
@@ -411,7 +413,8 @@ def _fix_file(job: tuple) -> _FileFix:
         try:
             atomic_write(path, new_bytes)
         except OSError as exc:
-            out.errors.append((rel, f"cannot write ({exc.strerror}); file left unchanged"))
+            out.errors.append((rel, f"cannot write ({exc.strerror or exc}); file left unchanged"))
+            out.unwritten = True
     return out
 
 
@@ -465,6 +468,7 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     written: dict[str, bytes] = {}
     jobs_todo: list = []
     manual_of: dict = {}
+    fixable_of: dict = {}
     for rel in sorted(by_file):
         findings = by_file[rel]
         path = rel if os.path.exists(rel) else os.path.abspath(rel)
@@ -483,10 +487,15 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
                 run.remaining.extend(fixable)
                 continue
         manual_of[rel] = manual
+        fixable_of[rel] = fixable
         jobs_todo.append((rel, path, manual, fixable, mode))
     for out in _map_files(jobs_todo, settings, jobs, progress):
         rel = out.rel
         run.errors.extend(out.errors)
+        if out.unwritten:  # nothing of this file was fixed: every fixable finding still needs doing
+            run.unwritten.append(rel)
+            run.remaining.extend(fixable_of[rel])
+            continue
         run.remaining.extend(out.unsafe_left)
         run.unsafe_skipped += out.unsafe
         if out.new_bytes is None:

@@ -187,6 +187,8 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     if mode == "output":
         click.echo(f"migrated copy: {out_dir}", err=True)
         click.echo(f"change log:    {os.path.join(out_dir, 'ascendify-changes.csv')} (and .json)", err=True)
+    if run.unwritten:  # --write could not write a file: the run failed, whatever --fail-on says
+        return 2
     return _exit_code(run.remaining, settings.fail_on, result.problems + run.problems)
 
 
