@@ -138,7 +138,8 @@ def _runs(b):
     }
 
 
-ML_COMMANDS = {"probe", "export", "baseline", "compare", "profile compare", "fit"}
+ML_COMMANDS = {"probe", "export", "baseline", "compare", "profile compare", "fit",
+               "run"}  # run: the program's arguments come last, so --format goes before `--` (tests/run/test_cli_run.py)
 
 
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS if p not in ML_COMMANDS])

@@ -34,11 +34,26 @@ LAZY_COMMANDS = {
     "compare": ("ascendify.compare.cli", "compare", "Compare outputs against a baseline (cosine similarity, errors)."),
     "migrate": ("ascendify.report.cli", "migrate", "Scan, fix into a copy, and write an HTML migration report."),
     "report": ("ascendify.report.cli", "report", "Render an HTML report from JSON results."),
+    "run": ("ascendify.run.cli", "run", "Run a program on an emulated Ascend host (this CPU): where it fails, CPU fallbacks, AMP."),
 }
+
+
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C: 128 + SIGINT, as shells report it."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C inside a command, passed past click (which would print a blank line and 'Aborted!')."""
 
 
 class AscendifyGroup(click.Group):
     """A group whose extra commands are imported only when used."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
@@ -103,14 +118,17 @@ def main(argv: Optional[list[str]] = None) -> None:
     except click.ClickException as exc:
         click.echo(f"ascendify: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except (Interrupted, KeyboardInterrupt):  # worker pools stop themselves (ascendify.procutil)
+        click.echo("ascendify: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            click.echo("ascendify: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         click.echo("ascendify: aborted", err=True)
         sys.exit(2)
     except AscendifyError as exc:
         click.echo(f"ascendify: error: {exc}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("ascendify: interrupted", err=True)
         sys.exit(2)
     except BrokenPipeError:
         sys.exit(2)

@@ -1,0 +1,456 @@
+"""What ``ascendify run`` says at the end: the events of every process of the run, merged.
+
+:func:`load_events` reads ``<events_dir>/events-<pid>.jsonl`` (the emulator's event files, one per
+process; kinds in :mod:`ascendify.run`); :func:`build` merges them into one JSON-serialisable
+report (per-rank sections, the first failure in time order, fallbacks and dtype findings with the
+user frame that reached them, ops per KB class, autocast dtypes, GradScaler activity, host syncs,
+the device the parameters ended on); :func:`explain` links the first failure to the scan finding
+that explains it; :func:`render_text` prints it for a person.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sys
+from typing import Any, Iterable, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+PER_RANK_KINDS = ("fallback", "dtype", "autocast", "gradscaler", "host_sync", "exception")
+
+
+# ----------------------------------------------------------------------------- reading
+def load_events(events_dir: str) -> "dict[int, list[dict]]":
+    """``{pid: [event, …]}`` from every ``events-<pid>.jsonl`` in ``events_dir``, in file order.
+    A line that is not JSON (a process killed while writing) is skipped."""
+    out: dict = {}
+    for path in sorted(glob.glob(os.path.join(events_dir, "events-*.jsonl"))):
+        stem = os.path.basename(path)[len("events-"):-len(".jsonl")]
+        try:
+            pid = int(stem)
+        except ValueError:
+            continue
+        evs = []
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    line = line.strip()
+                    if not line:
+                        continue
+                    try:
+                        ev = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    if isinstance(ev, dict) and "kind" in ev:
+                        evs.append(ev)
+        except OSError:
+            continue
+        out[pid] = evs
+    return out
+
+
+# ----------------------------------------------------------------------------- merging
+def _where(frame: Optional[dict]) -> Optional[str]:
+    if not isinstance(frame, dict) or not frame.get("file"):
+        return None
+    return f"{frame['file']}:{frame.get('line')}"
+
+
+def _rel(path: Optional[str], root: Optional[str]) -> Optional[str]:
+    if not path:
+        return path
+    if root:
+        try:
+            rel = os.path.relpath(path, root)
+        except ValueError:
+            return path
+        if not rel.startswith(".."):
+            return rel.replace(os.sep, "/")
+    return path
+
+
+def _frame(frame: Optional[dict], root: Optional[str]) -> Optional[dict]:
+    if not isinstance(frame, dict) or not frame.get("file"):
+        return None
+    out = {k: frame.get(k) for k in ("file", "line", "function", "code")}
+    out["path"] = _rel(frame.get("file"), root)
+    return out
+
+
+def process_summary(pid: int, events: list, root: Optional[str]) -> dict:
+    """One process (rank) of the run, from its events."""
+    start = next((e for e in events if e["kind"] == "start"), {})
+    end = next((e for e in reversed(events) if e["kind"] == "end"), None)
+    p: dict = {
+        "pid": pid,
+        "rank": start.get("rank"),
+        "argv": start.get("argv"),
+        "mode": start.get("mode"),
+        "torch_npu": start.get("torch_npu"),
+        "chip": start.get("chip"),
+        "limits": start.get("limits") or [],
+        "t_start": start.get("t"),
+        "exit_code": end.get("exit_code") if end else None,
+        "ended": end is not None,
+        "ops_by_class": {},
+        "ops_by_op": {},
+        "fallbacks": [],
+        "dtype": [],
+        "autocast": [],
+        "gradscaler": {"skip": 0, "backoff": 0, "grow": 0, "last_scale": None},
+        "host_syncs": {"total": 0, "frames": []},
+        "param_devices": {},
+        "tensors_moved": {},
+        "exception": None,
+        "writes_outside": [],
+    }
+    syncs: dict = {}
+    for e in events:
+        k = e["kind"]
+        if k == "op":
+            for cls, n in (e.get("counts_by_class") or {}).items():
+                p["ops_by_class"][cls] = p["ops_by_class"].get(cls, 0) + int(n or 0)
+            for op, n in (e.get("counts_by_op") or {}).items():
+                p["ops_by_op"][op] = p["ops_by_op"].get(op, 0) + int(n or 0)
+        elif k == "fallback":
+            p["fallbacks"].append({"op": e.get("op"), "kb_class": e.get("kb_class"), "dtype": e.get("dtype"),
+                                   "user_frame": _frame(e.get("user_frame"), root), "t": e.get("t")})
+        elif k == "dtype":
+            p["dtype"].append({"op": e.get("op"), "dtype": e.get("dtype"), "action": e.get("action"),
+                               "user_frame": _frame(e.get("user_frame"), root), "t": e.get("t")})
+        elif k == "autocast":
+            p["autocast"].append({"device_type": e.get("device_type"), "dtype": e.get("dtype"),
+                                  "disabled": bool(e.get("disabled")), "user_frame": _frame(e.get("user_frame"), root)})
+        elif k == "gradscaler":
+            what = e.get("event")
+            if what in ("skip", "backoff", "grow"):
+                p["gradscaler"][what] += 1
+            if e.get("scale") is not None:
+                p["gradscaler"]["last_scale"] = e.get("scale")
+        elif k == "host_sync":
+            fr = _frame(e.get("user_frame"), root)
+            key = (_where(fr) or "?", e.get("what"))
+            cur = syncs.setdefault(key, {"what": e.get("what"), "user_frame": fr, "count": 0})
+            cur["count"] = max(cur["count"], int(e.get("count") or 1))  # the exit total supersedes the first
+        elif k == "device_summary":
+            p["param_devices"] = dict(e.get("param_devices") or {})
+            p["tensors_moved"] = dict(e.get("tensors_moved") or {})
+        elif k == "exception":
+            if p["exception"] is None:
+                tb = [_frame(f, root) for f in (e.get("traceback") or [])]
+                p["exception"] = {"type": e.get("type"), "message": e.get("message"), "t": e.get("t"),
+                                  "traceback": [f for f in tb if f], "user_frame": _frame(e.get("user_frame"), root)}
+        elif k == "writes_outside":
+            p["writes_outside"].extend(e.get("paths") or [])
+    p["host_syncs"]["frames"] = sorted(syncs.values(), key=lambda s: -s["count"])
+    p["host_syncs"]["total"] = sum(s["count"] for s in syncs.values())
+    return p
+
+
+def _merge_counts(dicts: Iterable[dict]) -> dict:
+    out: dict = {}
+    for d in dicts:
+        for k, n in d.items():
+            out[k] = out.get(k, 0) + n
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _label(p: dict) -> str:
+    return f"rank {p['rank']}" if p.get("rank") is not None else f"pid {p['pid']}"
+
+
+def parameters_verdict(param_devices: dict) -> dict:
+    """Where the model's parameters ended: ``{"devices", "on", "message", "loud"}``; ``loud`` when
+    an Ascend host would train this on the CPU."""
+    total = sum(param_devices.values())
+    npu = sum(n for d, n in param_devices.items() if str(d).startswith("npu"))
+    cpu = sum(n for d, n in param_devices.items() if str(d).startswith("cpu"))
+    if total == 0:
+        return {"devices": param_devices, "on": None, "loud": False,
+                "message": "no model parameters were seen (no nn.Module was built or moved)"}
+    if npu == total:
+        return {"devices": param_devices, "on": "npu", "loud": False,
+                "message": f"parameters on the NPU: {_human_devices(param_devices)}"}
+    if cpu == total:
+        return {"devices": param_devices, "on": "cpu", "loud": True,
+                "message": f"TRAINED ON THE CPU, NOT THE NPU: every parameter ({cpu:,}) ended on the CPU; "
+                           "an Ascend host runs this program on its CPU (look for `torch.cuda.is_available()` "
+                           "choosing the device)"}
+    return {"devices": param_devices, "on": "mixed", "loud": True,
+            "message": f"parameters on two kinds of device: {_human_devices(param_devices)}; "
+                       "some of the model stayed on the CPU"}
+
+
+def _human_devices(d: dict) -> str:
+    return ", ".join(f"{n:,} on {k}" for k, n in sorted(d.items(), key=lambda kv: -kv[1]))
+
+
+def build(events_by_pid: "dict[int, list[dict]]", *, exit_code: Optional[int], command: list, cwd: str,
+          project_root: Optional[str], emulated: dict, interrupted: bool = False, notes: Optional[list] = None) -> dict:
+    """The merged report of one run (the JSON ``ascendify run --format json`` prints, without the
+    envelope).  Processes are ordered by rank, then start time; the first failure is the earliest
+    uncaught exception of any process."""
+    procs = [process_summary(pid, evs, project_root) for pid, evs in events_by_pid.items()]
+    procs.sort(key=lambda p: (p["rank"] is None, p["rank"] if p["rank"] is not None else 0, p["t_start"] or 0))
+    failures = [(p["exception"]["t"] or 0, p) for p in procs if p["exception"]]
+    failures.sort(key=lambda tp: tp[0])
+    first = None
+    if failures:
+        p = failures[0][1]
+        first = dict(p["exception"])
+        first.update({"pid": p["pid"], "rank": p["rank"], "process": _label(p)})
+    fallbacks: dict = {}
+    for p in procs:
+        for f in p["fallbacks"]:
+            cur = fallbacks.setdefault(f["op"], {"op": f["op"], "kb_class": f["kb_class"], "dtype": f["dtype"],
+                                                 "user_frame": f["user_frame"], "where": [], "processes": []})
+            if _label(p) not in cur["processes"]:
+                cur["processes"].append(_label(p))
+            w = _where(f["user_frame"])
+            if w and w not in cur["where"]:
+                cur["where"].append(w)
+    dtypes: dict = {}
+    for p in procs:
+        for d in p["dtype"]:
+            key = (d["op"], d["dtype"])
+            cur = dtypes.setdefault(key, {**d, "processes": []})
+            if _label(p) not in cur["processes"]:
+                cur["processes"].append(_label(p))
+    autocast: dict = {}
+    for p in procs:
+        for a in p["autocast"]:
+            key = (a["device_type"], a["dtype"], a["disabled"])
+            autocast.setdefault(key, {**a, "processes": []})
+            if _label(p) not in autocast[key]["processes"]:
+                autocast[key]["processes"].append(_label(p))
+    scaler = {"skip": sum(p["gradscaler"]["skip"] for p in procs), "backoff": sum(p["gradscaler"]["backoff"] for p in procs),
+              "grow": sum(p["gradscaler"]["grow"] for p in procs),
+              "last_scale": next((p["gradscaler"]["last_scale"] for p in procs if p["gradscaler"]["last_scale"] is not None), None)}
+    syncs = {"total": sum(p["host_syncs"]["total"] for p in procs),
+             "frames": sorted((s for p in procs for s in p["host_syncs"]["frames"]), key=lambda s: -s["count"])[:10]}
+    params = _merge_counts(p["param_devices"] for p in procs)
+    modes = sorted({p["mode"] for p in procs if p.get("mode")})
+    limits = sorted({x for p in procs for x in p["limits"]})
+    writes = sorted({w for p in procs for w in p["writes_outside"]})
+    emulated = dict(emulated)
+    if modes:
+        emulated["mode"] = modes[0] if len(modes) == 1 else modes
+    emulated["limits"] = limits
+    return {
+        "command_line": list(command),
+        "cwd": cwd,
+        "project_root": project_root,
+        "exit_code": exit_code,
+        "interrupted": interrupted,
+        "emulated": emulated,
+        "processes_seen": len(procs),
+        "first_failure": first,
+        "fallbacks": list(fallbacks.values()),
+        "dtype_findings": list(dtypes.values()),
+        "ops_by_class": _merge_counts(p["ops_by_class"] for p in procs),
+        "top_ops": dict(list(_merge_counts(p["ops_by_op"] for p in procs).items())[:15]),
+        "autocast": list(autocast.values()),
+        "gradscaler": scaler,
+        "host_syncs": syncs,
+        "parameters": parameters_verdict(params),
+        "writes_outside": writes,
+        "notes": list(notes or []),
+        "ranks": [{k: v for k, v in p.items() if k not in ("ops_by_op", "t_start")} for p in procs],
+    }
+
+
+# ----------------------------------------------------------------------------- failure -> rule
+def _failure_table() -> list:
+    from importlib import resources
+
+    text = resources.files("ascendify.run").joinpath("failures.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["failure"]
+
+
+def classify(exc_type: Optional[str], message: Optional[str]) -> Optional[dict]:
+    """The entry of ``failures.toml`` whose text occurs in ``Type: message``, or None."""
+    text = f"{exc_type or ''}: {message or ''}"
+    for entry in _failure_table():
+        if any(m in text for m in entry["match"]):
+            return entry
+    return None
+
+
+def _matches(code: str, prefixes: Iterable[str]) -> bool:
+    return any(code.startswith(p) for p in prefixes)
+
+
+def explain(first: dict, project_root: str, torch_npu: Optional[str], chip: Optional[str]) -> dict:
+    """Link the first failure to what the scan of ``project_root`` says about the failing lines.
+
+    The candidates are the scan findings on the lines of the traceback's user frames (innermost
+    first), of the rules ``failures.toml`` names for this kind of failure (any rule when the
+    failure is of no known kind).  Where the failing line itself has none, the report says so and
+    names the nearest finding of those rules above it in the same function, and the rules' fix
+    command.  Returns ``{"kind", "why", "rules", "findings": [...], "on_failing_line", "fix_command"}``.
+    """
+    entry = classify(first.get("type"), first.get("message"))
+    prefixes = entry["rules"] if entry else []
+    out: dict = {"kind": entry["id"] if entry else None, "why": entry["why"] if entry else None, "rules": prefixes,
+                 "findings": [], "on_failing_line": False, "fix_command": None, "scan_error": None}
+    frames = [f for f in (first.get("traceback") or []) if f.get("path") and not os.path.isabs(f["path"])]
+    uf = first.get("user_frame")
+    if uf and uf.get("path") and not os.path.isabs(uf["path"]) and uf not in frames:
+        frames.append(uf)
+    if not frames:
+        return out
+    try:
+        findings = _scan(project_root, torch_npu, chip)
+    except Exception as exc:  # noqa: BLE001 - the report still stands without the link
+        out["scan_error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    by_line: dict = {}
+    for f in findings:
+        by_line.setdefault((f.path.replace(os.sep, "/"), f.line), []).append(f)
+    innermost = frames[-1]
+    picked = []
+    for fr in reversed(frames):  # innermost first
+        for f in by_line.get((fr["path"], fr["line"]), []):
+            if (not prefixes or _matches(f.code, prefixes)) and f not in picked:
+                picked.append(f)
+        if picked:
+            out["on_failing_line"] = fr is innermost
+            break
+    if not picked and prefixes:
+        same_file = [f for f in findings if f.path.replace(os.sep, "/") == innermost["path"] and _matches(f.code, prefixes)
+                     and f.line <= (innermost.get("line") or 0) and f.severity in ("error", "silent", "warning")]
+        if same_file:
+            picked = [max(same_file, key=lambda f: f.line)]
+            out["nearest"] = True
+    out["findings"] = [{"code": f.code, "severity": f.severity, "where": f"{f.path}:{f.line}", "message": f.message,
+                        "fixable": bool(f.fix), "safe": bool(f.fix and f.fix.safe)} for f in picked]
+    codes = sorted({f.code for f in picked}) or [p for p in prefixes if len(p) > 3]
+    if codes or prefixes:
+        sel = ",".join(codes or prefixes)
+        out["fix_command"] = f"ascendify fix {_shell(project_root)} --select {sel}"
+    return out
+
+
+def _shell(path: str) -> str:
+    import shlex
+
+    rel = os.path.relpath(path)
+    return shlex.quote(rel if not rel.startswith("..") else path)
+
+
+def _scan(project_root: str, torch_npu: Optional[str], chip: Optional[str]) -> list:
+    """The findings of ``ascendify scan project_root`` (quiet, cached), paths relative to it."""
+    from ascendify.options import project_settings
+    from ascendify.scan.cli import _run_scan
+
+    settings = project_settings((project_root,), torch_npu=torch_npu, chip=chip, fail_on="never")
+    cwd = os.getcwd()
+    try:
+        os.chdir(project_root)  # findings' paths relative to the project, as the frames are
+        result = _run_scan((".",), settings, None, False, 1, quiet=True)
+    finally:
+        os.chdir(cwd)
+    for f in result.findings:
+        if f.path.startswith("./"):
+            f.path = f.path[2:]
+    return result.findings
+
+
+# ----------------------------------------------------------------------------- text
+def _frame_text(fr: Optional[dict]) -> str:
+    if not fr:
+        return "?"
+    fn = f" in {fr['function']}" if fr.get("function") else ""
+    return f"{fr.get('path') or fr.get('file')}:{fr.get('line')}{fn}"
+
+
+def render_text(doc: dict) -> str:
+    """The lines ``ascendify run`` prints at the end (on standard error, after the program's output)."""
+    lines = []
+    emu = doc.get("emulated", {})
+    mode = emu.get("mode")
+    mode = "/".join(mode) if isinstance(mode, list) else mode
+    prog = " ".join(doc.get("command_display") or doc.get("command_line") or [])
+    head = (f"emulated Ascend host: torch_npu {emu.get('torch_npu')}, {emu.get('chip')}, {emu.get('devices')} device(s)"
+            + (f", {mode} mode" if mode else ""))
+    code = doc.get("exit_code")
+    lines.append(f"== ascendify run: `{prog}` exited with code {code} ({head})")
+    if emu.get("release_note"):
+        lines.append(f"   note: {emu['release_note']}")
+    n = doc.get("processes_seen", 0)
+    if n == 0:
+        lines.append("   no Python process of the run loaded the emulator (the command started no Python program, "
+                     "or one of another environment)")
+    elif n > 1:
+        lines.append(f"   {n} processes: " + ", ".join(_label(p) for p in doc.get("ranks", [])))
+    first = doc.get("first_failure")
+    if first:
+        lines.append(f"first failure ({first.get('process')}): {first.get('type')}: {_one_line(first.get('message'))}")
+        uf = first.get("user_frame")
+        if uf:
+            lines.append(f"   at {_frame_text(uf)}: {(uf.get('code') or '').strip()}")
+        user_tb = [f for f in first.get("traceback") or [] if f.get("path") and not os.path.isabs(f["path"])]
+        if len(user_tb) > 1:
+            lines.append("   called from " + " <- ".join(_frame_text(f) for f in reversed(user_tb[:-1])))
+        ex = first.get("explained") or {}
+        if ex.get("why"):
+            lines.append(f"   why: {ex['why']}")
+        for f in ex.get("findings", []):
+            rel = "on this line" if ex.get("on_failing_line") else ("nearest finding above it" if ex.get("nearest") else "on a calling line")
+            lines.append(f"   scan: {f['code']} at {f['where']} ({rel}): {_one_line(f['message'])}")
+        if ex.get("findings") == [] and ex.get("rules") and not ex.get("scan_error"):
+            lines.append(f"   scan: no {'/'.join(ex['rules'])} finding on the traceback's lines")
+        if ex.get("fix_command"):
+            lines.append(f"   fix:  {ex['fix_command']}   (prints the diff; --write applies it)")
+    elif code not in (0, None) and not doc.get("interrupted"):
+        lines.append(f"the program failed (exit {code}) without an uncaught Python exception (sys.exit, a signal, "
+                     "or a process that did not load the emulator)")
+    for f in doc.get("fallbacks", []):
+        where = ", ".join(f["where"]) or "no user frame"
+        lines.append(f"CPU fallback: {f['op']}{' (' + f['dtype'] + ')' if f.get('dtype') else ''} reached from {where}"
+                     f"{'' if len(f['processes']) < 2 else ' [' + ', '.join(f['processes']) + ']'}")
+    for d in doc.get("dtype_findings", []):
+        lines.append(f"dtype: {d['op']} on {d['dtype']} ({d['action']}) reached from {_frame_text(d.get('user_frame'))}")
+    ops = doc.get("ops_by_class") or {}
+    if ops:
+        lines.append("ops: " + ", ".join(f"{n:,} {cls}" for cls, n in ops.items()))
+    ac = doc.get("autocast") or []
+    if ac:
+        parts = []
+        for a in ac:
+            if a["disabled"] or a.get("dtype") is None:
+                parts.append(f"{a['device_type']} autocast switched OFF at {_frame_text(a.get('user_frame'))}")
+            else:
+                parts.append(f"{a['device_type']} -> {str(a['dtype']).replace('torch.', '')}")
+        lines.append("autocast: " + "; ".join(parts))
+    gs = doc.get("gradscaler") or {}
+    if any(gs.get(k) for k in ("skip", "backoff", "grow")) or gs.get("last_scale") is not None:
+        lines.append(f"GradScaler: {gs.get('skip', 0)} step(s) skipped, {gs.get('backoff', 0)} back-off(s), "
+                     f"{gs.get('grow', 0)} growth(s); scale {gs.get('last_scale')}")
+    hs = doc.get("host_syncs") or {}
+    if hs.get("total"):
+        top = ", ".join(f"{s['count']}x at {_frame_text(s.get('user_frame'))}" for s in hs.get("frames", [])[:3])
+        lines.append(f"host syncs: {hs['total']} ({top})")
+    pv = doc.get("parameters") or {}
+    if doc.get("processes_seen"):
+        msg = pv.get("message", "")
+        lines.append(("!!! " + msg + " !!!") if pv.get("loud") else msg)
+    if doc.get("writes_outside"):
+        w = doc["writes_outside"]
+        lines.append(f"wrote outside its folder ({doc.get('project_root')}): {', '.join(w[:5])}"
+                     + (f" and {len(w) - 5} more" if len(w) > 5 else ""))
+    for lim in (emu.get("limits") or [])[:1]:
+        lines.append(f"not emulated in this mode: {'; '.join(emu.get('limits'))}")
+    for note in doc.get("notes", []):
+        lines.append(f"note: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: Optional[str], limit: int = 300) -> str:
+    t = " ".join(str(text or "").split())
+    return t if len(t) <= limit else t[:limit - 1] + "…"
