@@ -9,10 +9,10 @@ import os
 import re
 import shutil
 import stat
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
+from ascendify.procutil import worker_pool
 from ascendify.config import Settings
 from ascendify.errors import AscendifyError
 from ascendify.fix.apply import apply_fixes
@@ -426,8 +426,7 @@ def _map_files(todo: list, settings: Settings, jobs: Optional[int], progress: Op
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(todo) >= 16:
         chunk = max(1, len(todo) // (jobs * 8))
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_init_fix_worker, initargs=(settings,),
-                                 mp_context=_mp_context()) as ex:
+        with worker_pool(min(jobs, len(todo)), _init_fix_worker, (settings,), _mp_context()) as ex:  # Ctrl-C: procutil
             for out in ex.map(_fix_file, todo, chunksize=chunk):
                 if progress:
                     progress(1)

@@ -16,10 +16,10 @@ import re
 import sys
 import tempfile
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional
 
+from ascendify.procutil import worker_pool
 from ascendify.config import Settings
 from ascendify.rules.registry import FILE_CHECKS, NODE_CHECKS, Rule, load_checks, load_rules, ruleset_version
 from ascendify.scan.context import FileContext
@@ -721,8 +721,7 @@ def scan_files(
             _collect([(entry.rel, hit[0], hit[1], True, hit[2])], result, progress)
     if jobs > 1 and len(pending) >= 16:
         chunk = max(1, len(pending) // (jobs * 8))
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache_dir),
-                                 mp_context=_mp_context()) as ex:
+        with worker_pool(jobs, _init_worker, (settings, cache_dir), _mp_context()) as ex:  # Ctrl-C: procutil
             outputs: Iterator = ex.map(_scan_one, pending, chunksize=chunk)
             _collect(outputs, result, progress)
     elif pending:
