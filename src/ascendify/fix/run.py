@@ -89,6 +89,8 @@ class _Passes:
     remaining: list
     unsafe: int
     error: Optional[str]
+    final: list = field(default_factory=list)  # every finding of the final text (what a scan of the copy finds)
+    summary: Optional[dict] = None  # the module summary of the final text (project pass)
 
 
 def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, rel: str, dispatch=None) -> _Passes:
@@ -97,6 +99,7 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
     applied_all: list = []
     current = findings
     error = None
+    summary: Optional[dict] = None
     for k in range(MAX_PASSES):
         outcome = apply_fixes(replace(src, text=text), current, settings.unsafe_fixes)
         if outcome.error:
@@ -107,13 +110,14 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
         applied_all.extend((f, k) for f in outcome.applied)
         text = final_eol(text, outcome.text)
         texts.append(text)
-        current = analyze_source(replace(src, text=text), rel, settings, dispatch)
-    if error or not applied_all:
-        remaining = current
-    else:
-        remaining = [f for f in current if not (f.fix is not None and (f.fix.safe or settings.unsafe_fixes))]
+        out: list = []
+        current = analyze_source(replace(src, text=text), rel, settings, dispatch, out)
+        summary = out[0] if out else {}
+    # every finding of the final text is left for a person: a fix still offered there did not apply
+    # (it conflicted, its edit found no place, or it needs --unsafe-fixes), and is never counted as done
+    remaining = current
     unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
-    return _Passes(text, applied_all, texts, remaining, unsafe, error)
+    return _Passes(text, applied_all, texts, remaining, unsafe, error, current, summary)
 
 
 def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel: str) -> tuple[str, list[Finding], list[Finding], int, Optional[str]]:
@@ -363,6 +367,9 @@ class _FileFix:
     texts: tuple = ("", "")
     diff: Optional[str] = None
     unwritten: bool = False  # mode write: the fixed text could not be written; the file is unchanged
+    final: list = field(default_factory=list)  # findings of the final text: what a scan of the copy finds
+    final_lines: list = field(default_factory=list)  # (source, migrated) line of each line of the fixed text
+    summary: Optional[dict] = None  # module summary of the fixed text ({} when it has none)
 
 
 _fix_state: dict = {}
@@ -392,6 +399,7 @@ def _fix_file(job: tuple) -> _FileFix:
     unsafe_left = [f for f in passes.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes]
     out.unsafe_left = unsafe_left
     out.unsafe = passes.unsafe
+    out.final = passes.remaining
     if not passes.applied or text == src.text:
         return out
     lines = _FileLines(src, passes.texts)
@@ -400,6 +408,8 @@ def _fix_file(job: tuple) -> _FileFix:
     out.unsafe_lines = [lines.of(f.line, last) for f in unsafe_left]
     out.changes = [_change_row(f, lines.of(f.line, k)) for f, k in passes.applied]
     out.applied = [f for f, _ in passes.applied]
+    out.final_lines = [lines.of(n, last) for n in range(1, text.count("\n") + 2)]
+    out.summary = passes.summary
     out.texts = (src.text, text)
     new_bytes = encode_source(src, text)
     out.new_bytes = new_bytes
@@ -466,15 +476,18 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     diffs = []
     written: dict[str, bytes] = {}
     jobs_todo: list = []
-    manual_of: dict = {}
     fixable_of: dict = {}
+    joined = {id(f) for f in getattr(result, "joined", ())}
+    final_of: dict = {}  # rel -> the file's findings in its final state (the project pass's come after)
+    lines_of: dict = {}  # rel -> (source, migrated) line of each line of a fixed file's final text
+    summaries = dict(getattr(result, "summaries", {}) or {})
     for rel in sorted(by_file):
         findings = by_file[rel]
         path = rel if os.path.exists(rel) else os.path.abspath(rel)
         if mode == "output" and is_within(path, out_abs):
             continue  # an earlier migrated copy inside the project
+        final_of[rel] = [f for f in findings if id(f) not in joined]  # unless fixing changes the file
         manual = [f for f in findings if f.fix is None]
-        run.remaining.extend(manual)
         fixable = [f for f in findings if f.fix is not None]
         if not fixable:
             continue
@@ -483,9 +496,7 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
             if link is not None:
                 run.errors.append((rel, f"reached through the folder link {display_path(link)} -> {os.path.realpath(link)}, which the copy keeps as a link, "
                                         "so its fixes were not written there; fix that folder on its own"))
-                run.remaining.extend(fixable)
                 continue
-        manual_of[rel] = manual
         fixable_of[rel] = fixable
         jobs_todo.append((rel, path, manual, fixable, mode))
     for out in _map_files(jobs_todo, settings, jobs, progress):
@@ -493,16 +504,14 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
         run.errors.extend(out.errors)
         if out.unwritten:  # nothing of this file was fixed: every fixable finding still needs doing
             run.unwritten.append(rel)
-            run.remaining.extend(fixable_of[rel])
             continue
-        run.remaining.extend(out.unsafe_left)
         run.unsafe_skipped += out.unsafe
-        if out.new_bytes is None:
+        if out.new_bytes is None:  # unchanged: its findings stand as the scan gave them
             continue
-        for f, lines in zip(manual_of[rel], out.manual_lines):
-            run.lines[id(f)] = lines
-        for f, lines in zip(out.unsafe_left, out.unsafe_lines):
-            run.lines[id(f)] = lines
+        final_of[rel] = out.final
+        lines_of[rel] = out.final_lines
+        if out.summary is not None:
+            summaries[rel] = out.summary
         run.files_changed.append(rel)
         run.changes.extend(out.changes)
         run.applied.extend(out.applied)
@@ -510,11 +519,24 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
         written[os.path.abspath(out.path)] = out.new_bytes
         if out.diff is not None:
             diffs.append(out.diff)
-    run.remaining.sort(key=Finding.sort_key)
+    # what is left is what a scan of the migrated copy finds: each file's findings in its final state and
+    # the project pass over the final summaries (a call site's DEV026 goes once its helper is fixed)
+    from ascendify.scan.engine import project_pass
+
+    run.remaining, _joined = project_pass([f for fs in final_of.values() for f in fs], summaries, settings)
+    for f in run.remaining:
+        table = lines_of.get(f.path)
+        if table and 1 <= f.line <= len(table):
+            run.lines[id(f)] = table[f.line - 1]
     from ascendify.output.summary import fix_counts, fixed_by_run, fixed_sentence
 
     run.fixed_ids = fixed_by_run(result.findings, run)
-    run.counts = fix_counts(result.findings, settings.unsafe_fixes, run.fixed_ids)
+    counts = fix_counts(result.findings, settings.unsafe_fixes, run.fixed_ids)
+    left_unsafe = sum(1 for f in run.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes)
+    counts.update(open=len(run.remaining), unsafe=left_unsafe, manual=len(run.remaining) - left_unsafe,
+                  findings=counts["fixed"] + len(run.remaining))
+    counts["fixed_share"] = round(counts["fixed"] / counts["findings"], 3) if counts["findings"] else 0.0
+    run.counts = counts
     run.counts["text"] = fixed_sentence(run.counts)
     run.diff = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diffs)
     if mode == "output":

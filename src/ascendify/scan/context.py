@@ -160,12 +160,25 @@ class FileContext:
         result = None
         if isinstance(node, ast.Name):
             result = self.aliases.get(node.id)
+            if result is not None:
+                result = self._import_binding(node)
         elif isinstance(node, ast.Attribute):
             base = self.qualname(node.value)
             if base is not None:
                 result = f"{base}.{node.attr}"
         self._qual_cache[key] = result
         return result
+
+    def _import_binding(self, node: ast.Name) -> Optional[str]:
+        """What the name ``node`` imports where it is used (Python's scope rules): None when a
+        parameter or assignment of an enclosing scope shadows the import (``def b(sync): sync()``
+        with ``from torch.cuda import synchronize as sync`` in another function), or when the
+        import is not visible there."""
+        found = self.bindings.resolve(node)
+        imports = [b for b in found if b.kind == "import" and not b.level]
+        if not imports:
+            return None
+        return imports[-1].module
 
     def call_name(self, call: ast.Call) -> Optional[str]:
         """Qualified name of the called function (see :meth:`qualname`)."""

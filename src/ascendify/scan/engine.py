@@ -26,10 +26,10 @@ from ascendify.scan.context import FileContext
 from ascendify.scan.finding import Edit, Finding, Fix
 from ascendify.scan.source import MAX_FILE_BYTES, SourceFile, SourceProblem, read_source
 from ascendify.semantic import SemanticModel
+from ascendify.semantic.noqa import noqa_map as _noqa_map
 from ascendify.semantic.policy import POLICY_PREFIXES, apply_policy, import_policy
 from ascendify.semantic.project import join, summarize
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 class RuleContext(FileContext):
@@ -164,6 +164,23 @@ class RuleContext(FileContext):
         return (line, col), end
 
 
+PROJECT_CODES = ("DEV026", "DST001", "DEV006")
+"""Rules the project pass reports (across files)."""
+WORK_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT", "IMP")
+"""The rules whose findings are a helper's CUDA/NCCL work in a module summary."""
+
+
+def analysis_codes(settings: Settings, rules: dict) -> frozenset:
+    """The rules whose checks run: the enabled ones, and — when a project-pass rule is on — every
+    rule the project pass builds on (a call site's DEV026 comes from the helper's own findings), so
+    ``--select DEV026`` alone finds what a full scan finds.  Findings of rules that are not enabled
+    are dropped at output (:func:`_analyze`)."""
+    on = {c for c in rules if settings.enabled(c)}
+    if any(c in on for c in PROJECT_CODES):
+        on |= {c for c in rules if c.startswith(WORK_PREFIXES)}
+    return frozenset(on)
+
+
 @dataclass
 class Dispatch:
     """Node type → checks, for the enabled rules of one settings object.
@@ -184,8 +201,9 @@ class Dispatch:
         by_type: dict[type, list] = {}
         by_key: dict[type, dict[str, list]] = {}
         file_checks = []
+        on = analysis_codes(settings, rules)
         for code, entries in NODE_CHECKS.items():
-            if code in rules and settings.enabled(code):
+            if code in on:
                 for types, fn, names in entries:
                     for t in types:
                         if names is None:
@@ -194,7 +212,7 @@ class Dispatch:
                             for n in names:
                                 by_key.setdefault(t, {}).setdefault(n, []).append((code, fn))
         for code, fns in FILE_CHECKS.items():
-            if code in rules and settings.enabled(code):
+            if code in on:
                 file_checks.extend((code, fn) for fn in fns)
         return cls(by_type, file_checks, rules, by_key)
 
@@ -275,19 +293,6 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
                             for code, fn in fns:
                                 ctx.current_code = code
                                 fn(node, ctx)
-
-
-def _noqa_map(lines: list[str]) -> dict[int, Optional[frozenset]]:
-    """Line → codes suppressed there (None = all, bare ``# noqa``)."""
-    out: dict[int, Optional[frozenset]] = {}
-    for i, line in enumerate(lines, 1):
-        if "noqa" not in line and "NOQA" not in line:
-            continue
-        m = _NOQA.search(line)
-        if m:
-            codes = m.group("codes")
-            out[i] = frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c) if codes else None
-    return out
 
 
 def _problem_finding(problem: SourceProblem, rel_path: str, rules: dict) -> Finding:
@@ -447,13 +452,12 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
             pass
 
     noqa = _noqa_map(ctx.lines)
-    per_file = bool(settings.per_file_ignores)
     out = []
     for f in ctx.findings:
         supp = noqa.get(f.line, False) if noqa else False
         if supp is None or (supp and f.code in supp):
             continue
-        if per_file and not settings.enabled(f.code, rel_path):
+        if not settings.enabled(f.code, rel_path):  # also the rules run only for the project pass
             continue
         if src.is_notebook:
             f.cell, f.cell_line = src.cell_of(f.line)
@@ -654,6 +658,7 @@ class ScanResult:
     problems: list = field(default_factory=list)  # (path, message) outside any file
     cached: int = 0
     summaries: dict = field(default_factory=dict)  # rel path -> module summary (project pass)
+    joined: list = field(default_factory=list)  # the project pass's findings (also in ``findings``)
 
 
 _worker_state: dict = {}
@@ -727,13 +732,19 @@ def scan_files(
     elif pending:
         _init_worker(settings, cache_dir)
         _collect(map(_scan_one, pending), result, progress)
-    if len(result.summaries) > 1:
-        result.findings.extend(join(result.summaries, settings, load_rules(), result.findings))
+    result.findings, result.joined = project_pass(result.findings, result.summaries, settings)
+    return result
+
+
+def project_pass(findings: list, summaries: dict, settings: Settings) -> tuple:
+    """(all findings, the cross-file ones) after the project pass over the files' ``findings`` and
+    ``summaries``: the same for a scan and for the final state of a fix run."""
+    joined = join(summaries, settings, load_rules(), findings) if len(summaries) > 1 else []
     from ascendify.rules.checks.dtype import bf16_project_note  # one DTY005 note per project without a bf16-less chip
 
-    result.findings = bf16_project_note(result.findings, settings)
-    result.findings.sort(key=Finding.sort_key)
-    return result
+    out = bf16_project_note(findings + joined, settings)
+    out.sort(key=Finding.sort_key)
+    return out, joined
 
 
 def _mp_context():

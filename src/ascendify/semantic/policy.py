@@ -213,7 +213,24 @@ def _group_key(origin: ast.AST, node: ast.AST) -> tuple:
         text = ast.dump(origin)
     except Exception:  # noqa: BLE001
         text = str(id(origin))
-    return (id(fn), text)
+    return (id(fn), text, _branch_path(origin, fn))
+
+
+def _branch_path(origin: ast.AST, fn: Optional[ast.AST]) -> tuple:
+    """The branches that hold the test ``origin`` inside ``fn``: ((id(if), "body" | "orelse"), ...).
+    Two tests with the same text are one guard only on the same path — ``elif args.distributed:
+    if device.type == "cuda": ...`` and a sibling ``elif device.type == "cuda":`` are not."""
+    out = []
+    child, p = origin, getattr(origin, "_asc_parent", None)
+    while p is not None and p is not fn:
+        if p.__class__ in (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.With, ast.AsyncWith, ast.ExceptHandler):
+            for name in ("body", "orelse", "handlers", "finalbody"):
+                block = getattr(p, name, None)
+                if block and any(x is child for x in block):
+                    out.append((id(p), name))
+                    break
+        child, p = p, getattr(p, "_asc_parent", None)
+    return tuple(out)
 
 
 def _in_decorator(node: ast.AST) -> bool:

@@ -177,11 +177,26 @@ def summarize(ctx, findings: list) -> dict:
     functions = {k: v for k, v in functions.items() if v["work"] or v["calls"]}
     classes = {k: v for k, v in classes.items() if v["work"] or v["calls"]}
     uses = _uses(ctx, imports, every_call, roots)
-    noqa = [i for i, line in enumerate(ctx.lines, 1) if "noqa" in line or "NOQA" in line] if "noqa" in ctx.text.lower() else []
+    noqa = _noqa_entries(ctx.lines) if "noqa" in ctx.text.lower() else []
     if not (functions or classes or constants or uses):
         return {}
     return {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
             "uses": uses, "noqa": noqa}
+
+
+def _noqa_entries(lines: list) -> list:
+    """``[[line, [codes] or None], ...]``: the ``# noqa`` comments of a file (None: a bare ``# noqa``)."""
+    from ascendify.semantic.noqa import noqa_map
+
+    return [[line, sorted(codes) if codes is not None else None] for line, codes in noqa_map(lines).items()]
+
+
+def _suppressed(summary: dict, line: int, code: str) -> bool:
+    """A ``# noqa`` on ``line`` of the summarised file hides ``code`` (a bare one hides every code)."""
+    for entry in summary.get("noqa", ()):
+        if isinstance(entry, list) and entry[0] == line:
+            return entry[1] is None or code in entry[1]
+    return False
 
 
 def _is_option_default(node) -> bool:
@@ -408,7 +423,6 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                     callers.setdefault(t, set()).add(rel)
     out: list = []
     for rel, s in summaries.items():
-        noqa = set(s.get("noqa", ()))
         for use in s["uses"]:
             where = use.get("where", "")
             if where == "skip":
@@ -421,7 +435,7 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
             line, col = use["tok"]
             sp = use["span"]
             if use["kind"] == "call":
-                if trel == rel or not settings.enabled("DEV026", rel) or line in noqa:
+                if trel == rel or not settings.enabled("DEV026", rel) or _suppressed(s, line, "DEV026"):
                     continue
                 if len(callers.get(t, ())) > MAX_CALLING_MODULES:
                     continue
@@ -448,7 +462,7 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 const = tsum["constants"].get(member)
                 if not const or "str" not in const or const["str"].strip().lower() != "nccl":
                     continue
-                if not settings.enabled("DST001", trel) or const["span"][0] in set(tsum.get("noqa", ())):
+                if not settings.enabled("DST001", trel) or _suppressed(tsum, const["span"][0], "DST001"):
                     continue
                 rule = rules.get("DST001")
                 if rule is None:
@@ -464,7 +478,7 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 out.append(f)
             elif use["kind"] == "device":
                 const = tsum["constants"].get(member)
-                if not const or "int" not in const or not settings.enabled("DEV006", rel) or line in noqa:
+                if not const or "int" not in const or not settings.enabled("DEV006", rel) or _suppressed(s, line, "DEV006"):
                     continue
                 rule = rules.get("DEV006")
                 if rule is None:

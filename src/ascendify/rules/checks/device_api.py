@@ -62,7 +62,9 @@ def _torch_cuda_ref(node, ctx, names) -> Optional[str]:
     if not local:
         return None
     name = local.get(node.id)
-    return name if name in names else None
+    if name not in names or ctx.qualname(node) != "torch.cuda." + name:  # a parameter or local shadows the import
+        return None
+    return name
 
 
 def agnostic_api(name: str, entry: dict) -> str:
