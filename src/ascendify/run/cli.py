@@ -86,11 +86,13 @@ def _project_chip(root: str) -> Optional[str]:
 
 
 def execute(command: Sequence[str], *, torch_npu: Optional[str] = None, chip: Optional[str] = None, devices: Optional[int] = None,
-            mode: str = "auto", cwd: Optional[str] = None, project_root: Optional[str] = None, explain_failure: bool = True) -> dict:
+            mode: str = "auto", cwd: Optional[str] = None, project_root: Optional[str] = None, explain_failure: bool = True,
+            stdout=None) -> dict:
     """Run ``command`` under the emulator and return the merged report (also used by
     ``migrate --verify``).  ``report["exit_code"]`` is the program's exit code.  Raises
     :class:`ascendify.run.launch.LaunchError` when the command cannot start and
-    :class:`AscendifyError` for an unsupported torch or bad option."""
+    :class:`AscendifyError` for an unsupported torch or bad option.  ``stdout``: where the
+    program's standard output goes (a file object or descriptor; default: ours)."""
     from ascendify.options import release_for
     from ascendify.run import report as rep
     from ascendify.run.launch import Supervisor, child_env, resolve_command, torchrun_nproc, write_config
@@ -111,7 +113,7 @@ def execute(command: Sequence[str], *, torch_npu: Optional[str] = None, chip: Op
                   "events_dir": events_dir, "project_root": root}
         config_path = os.path.join(tmp, "config.json")
         write_config(config_path, config)
-        sup = Supervisor(argv, child_env(config_path), cwd=cwd)
+        sup = Supervisor(argv, child_env(config_path), cwd=cwd, stdout=stdout)
         code = sup.run()
         events = rep.load_events(events_dir)
     finally:
@@ -154,7 +156,7 @@ def _write_report(path: str, doc: dict) -> None:
               help="Also write the JSON report (every rank, merged) to FILE, whatever --format says.")
 @report_options(output_help="Write the summary to this file instead of the terminal (text goes to standard error by "
                             "default, so the program's standard output stays its own).")
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]")
+@click.argument("command", nargs=-1, required=False, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]")
 def run(torch_npu, chip, devices, mode, report_file, fmt, output_file, command):
     """Run COMMAND on an emulated Ascend host, on this CPU, as it would run with that torch_npu release.
 
@@ -171,6 +173,8 @@ def run(torch_npu, chip, devices, mode, report_file, fmt, output_file, command):
     cmd = list(command)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
+    if not cmd:
+        raise click.UsageError("no command to run; e.g. ascendify run -- python train.py --steps 3", ctx=click.get_current_context())
     try:
         doc = execute(cmd, torch_npu=torch_npu, chip=chip, devices=devices, mode=mode)
     except LaunchError as exc:

@@ -9,7 +9,7 @@
   file (the interface in :mod:`ascendify.run`), so every Python child process (torchrun workers,
   ``subprocess.run([sys.executable, ...])``, DataLoader spawn workers) is emulated too.
 * :class:`Supervisor` runs the argv in its own session with standard input, output and error
-  passed through unchanged.  Ctrl-C (SIGINT) and SIGTERM are forwarded to the child's process
+  passed through unchanged (``migrate --verify`` sends the program's output to standard error).  Ctrl-C (SIGINT) and SIGTERM are forwarded to the child's process
   group; after :data:`GRACE_S` seconds every process still alive that descends from the run gets
   SIGTERM, then SIGKILL :data:`KILL_S` seconds later; a second Ctrl-C kills at once.  On Linux the
   supervisor is a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so processes that left the
@@ -274,8 +274,9 @@ class Supervisor:
     counts the processes that had to be stopped).
     """
 
-    def __init__(self, argv: Sequence[str], env: dict, cwd: Optional[str] = None):
+    def __init__(self, argv: Sequence[str], env: dict, cwd: Optional[str] = None, stdout=None):
         self.argv = list(argv)
+        self.stdout = stdout
         self.env = env
         self.cwd = cwd
         self.proc: Optional[subprocess.Popen] = None
@@ -338,7 +339,8 @@ class Supervisor:
                 pass
         try:
             try:
-                self.proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd, start_new_session=True)
+                self.proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd, stdout=self.stdout,
+                                             start_new_session=True)
             except FileNotFoundError:
                 raise LaunchError(f"{self.argv[0]}: command not found", EXIT_NOT_FOUND) from None
             except PermissionError:
