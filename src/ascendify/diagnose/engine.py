@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
+from ascendify.diagnose import known_issues as ki_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose import oom as oom_mod
+from ascendify.diagnose import reason as reason_mod
 from ascendify.diagnose.context import Context, advice_for
 from ascendify.diagnose.scanner import (
     FileStats,
@@ -66,6 +69,7 @@ LAUNCHER_EXCEPTIONS = ("ChildFailedError",)
 """torch.distributed.elastic reports that a worker failed: a consequence of that worker's error."""
 SEV_ORDER = {"error": 0, "warning": 1}
 
+_CODE_SHAPE = re.compile(r"E[0-9A-Z][0-9]{4}|ERR[0-9]{5}|[1-5][0-9]{5}")
 _ACL_CLASS = {"1": "parameter / usage error", "2": "resource error", "3": "storage / sub-health error", "5": "internal error"}
 _ACL_COMPONENT = {"00": "ACL", "48": "ACL", "07": "runtime", "45": "GE", "61": "aclnn"}
 
@@ -110,6 +114,8 @@ class Finding:
     base_confidence: float = 0.5
     confidence: float = 0.0
     exception: Optional[dict] = None
+    reason: str = ""  # the message's own reason text (CANN `Reason:` / continuation lines, the exception's message)
+    known_issue: Optional[dict] = None  # the known issue matched (known_issues.Match.to_dict() + "fix_note")
 
     def add(self, hit: Hit) -> None:
         self.count += 1
@@ -153,6 +159,7 @@ class Finding:
             "exception": self.exception, "python_frame": self.frame, "cause": self.cause, "fix": self.fix,
             "next_step": self.next_step, "details": self.details, "scan_rules": rules,
             "consequence_of": self.consequence_of or None, "source": self.source, "verified": self.verified,
+            "reason": self.reason or None, "known_issue": self.known_issue,
         }
 
 
@@ -235,6 +242,8 @@ class _Target:
     code: str = ""  # the code a wrapper target stands for (shown when folded into its block's cause)
     generic: bool = False  # a generic reading (signature priority < 0, or a code no entry catalogues): yields to
     # a specific cause of its error block (see Aggregator._flush)
+    code_only: bool = False  # a finding made from the code alone (E-code / ACL / ERR finders): never explains a text
+    message: str = ""  # the upstream message template of the signature (a reason it already states)
 
 
 class Aggregator:
@@ -268,10 +277,16 @@ class Aggregator:
         for ev in hit.events:
             self._add_symptom(ev, hit)
         m = hit.match
-        if not (m.signatures or m.cann_codes or m.acl_codes or m.err_codes or hit.exc is not None):
+        if not (m.signatures or m.cann_codes or m.acl_codes or m.err_codes or hit.exc is not None or hit.reason):
             return
         key = (hit.file, hit.rank)
         blk = self.blocks.get(key)
+        if blk is None and hit.rank is None:
+            # a line without a rank right after a ranked block of the same file continues it (CANN prints its
+            # EZ… continuation lines without the launcher's rank prefix)
+            near = [k for k, b in self.blocks.items() if k[0] == hit.file and 0 <= hit.line - b[-1].line <= BLOCK_GAP]
+            if len(near) == 1:
+                key, blk = near[0], self.blocks[near[0]]
         if blk and (hit.line - blk[-1].line > BLOCK_GAP or len(blk) >= BLOCK_MAX or hit.line < blk[-1].line):
             self._flush(key)
             blk = None
@@ -295,6 +310,18 @@ class Aggregator:
                 break
         # generic readings yield: with a specific cause in the block, its generic causes fold into it
         fold_generic = primary is not None and primary.role == "cause" and not primary.generic
+        reasons, strong = self._reasons(per_hit)
+        reason_t = None
+        if strong and (primary is None or primary.generic or primary.role == "wrapper"):
+            # no catalogue entry explains the block: the message's own reason is the finding
+            rh = reasons[0][0]
+            code = reason_mod.code_of(rh.text) or next(
+                (t.code for _h, ts in per_hit for t in ts if t.code and _CODE_SHAPE.fullmatch(t.code)), "")
+            carrier = next((t for h, ts in per_hit if h is rh for t in ts if t.code == code and t.make is not None), None)
+            reason_t = primary = self._reason_target(code, reasons[0][1], carrier)
+            fold_generic = True
+            lines = {id(h) for h, _r in reasons}
+            per_hit = [(h, ts + [reason_t] if id(h) in lines or (h.exc is not None and not ts) else ts) for h, ts in per_hit]
         folded = []
         for h, ts in per_hit:
             fids = []
@@ -317,6 +344,14 @@ class Aggregator:
                 if not ts:
                     fids.append(self._add_exception(h))
                 self._chain(h, fids)
+        if reasons and primary is not None and primary.fid in self.findings:
+            pf = self.findings[primary.fid]
+            if not pf.reason:
+                pf.reason = reasons[0][1]
+            if reason_t is None:
+                for h, _r in reasons[:2]:
+                    if h.line not in {e.line for e in pf.evidence if e.file == h.file} and len(pf.evidence) < EVIDENCE_MAX:
+                        pf.evidence.append(Evidence(h.file, h.line, h.rank, h.time, h.text))
         if folded:
             pf = self.findings[primary.fid]
             codes = pf.details.setdefault("wrapped_codes", [])
@@ -325,6 +360,69 @@ class Aggregator:
                     codes.append(t.code)
                 if h.line not in {e.line for e in pf.evidence if e.file == h.file}:
                     pf.add(h)
+
+    def _reasons(self, per_hit: list) -> tuple:
+        """``([(hit, reason)], strong)`` of a block: the reason texts of its CANN lines (in order), then the
+        message of the Python exception printed with a code; duplicates dropped.  ``strong``: the first reason
+        is one no catalogue entry of its line explains (a continuation line, a ``Reason:`` field, the text of a
+        wrapper code, an exception's ``detail:``), so it may stand as the finding; a reason on a line that a
+        catalogued cause matched is that entry's own message (evidence only)."""
+        out, seen = [], set()
+        strong_first = None
+        has_code = any(t.code or t.role == "wrapper" for _h, ts in per_hit for t in ts) or any(h.reason for h, _ in per_hit)
+        for h, ts in per_hit:
+            if h.reason and h.reason not in seen:
+                seen.add(h.reason)
+                explained = any(t.role != "wrapper" and not t.code_only for t in ts) or any(
+                    t.message and reason_mod.covers(t.message, h.reason) for t in ts)
+                out.append((h, h.reason))
+                if strong_first is None and (not explained or reason_mod.explicit(h.text)):
+                    strong_first = len(out) - 1
+        if has_code:
+            for h, _ts in per_hit:
+                if h.exc is not None:
+                    r = reason_mod.exception_reason(h.exc.type, h.exc.message)
+                    if r and r not in seen and not any(r in x or x in r for x in seen):
+                        seen.add(r)
+                        out.append((h, r))
+                        if strong_first is None and reason_mod.explicit(h.exc.message):
+                            strong_first = len(out) - 1
+        if strong_first:
+            out.insert(0, out.pop(strong_first))
+        return out[:8], strong_first is not None
+
+    def _reason_target(self, code: str, text: str, carrier: Optional[_Target] = None) -> _Target:
+        """The finding a block's own reason makes: the wrapper finding of the code that printed it (``carrier``,
+        keeping its id) turned into a cause titled with the reason, else a ``message-reason`` finding."""
+        key = " ".join(text.split())[:120]
+        seen = self.keys_per_sig.setdefault("reason", set())
+        if key not in seen and len(seen) >= KEYS_PER_SIGNATURE:
+            key = "(other)"
+        else:
+            seen.add(key)
+        fid = (carrier.fid if carrier is not None else "reason") + f":{key}"
+        what = f"The {code} message" if code else "The message"
+
+        def make() -> Finding:
+            title = (f"{code}: " if code else "") + text
+            base = carrier.make() if carrier is not None else None
+            return Finding(
+                id=base.id if base is not None else "message-reason", family=base.family if base is not None else "reason",
+                title=title if len(title) <= 160 else title[:157] + "...",
+                severity="error", role="cause", rules=base.rules if base is not None else (),
+                cause=f"{what} states its own reason: \"{text}\". No catalogue entry names this reason; the text itself "
+                      "says which rule, argument, shape or resource was violated."
+                      + (f" ({base.title}.)" if base is not None else ""),
+                fix="Change what the reason names: the argument, shape, dtype or order it states must hold (for an "
+                    "operator, the inputs you pass it or the framework option that builds them); if the call comes from "
+                    "a framework or library, check its release notes and issues for this message.",
+                next_step="Rerun with ASCEND_LAUNCH_BLOCKING=1 so the failing operator is the one in the traceback; the "
+                          "plog ($HOME/ascend/log/debug/plog) holds the full CANN message.",
+                source="the message text in the log (CANN error manager continuation lines / Reason: field)", key=key,
+                reason=text, base_confidence=0.6,
+            )
+
+        return _Target(fid, make, "cause")
 
     def _chain(self, hit: Hit, fids: list) -> None:
         ck = (hit.file, hit.exc.chain)
@@ -379,7 +477,7 @@ class Aggregator:
         role = self.findings[fid].role if fid in self.findings else sig.role
         generic = sig.priority < 0
         return _Target(fid, make, role, post, code=(key or groups.get("code") or sig.id) if role == "wrapper" or generic else "",
-                       generic=generic)
+                       generic=generic, message=sig.message)
 
     def _cann_target(self, code: str) -> _Target:
         title, role, fix = self.kb.cann_code(code)
@@ -399,7 +497,7 @@ class Aggregator:
                 base_confidence=0.75 if known else 0.5,
             )
 
-        return _Target(f"cann-{code}", make, role, code=code, generic=not known)
+        return _Target(f"cann-{code}", make, role, code=code, generic=not known, code_only=True)
 
     def _acl_target(self, code: int) -> _Target:
         known = self.kb.acl_code(code)
@@ -420,7 +518,7 @@ class Aggregator:
                 base_confidence=0.7 if known else 0.45,
             )
 
-        return _Target(f"acl-{code}", make, role, code=s, generic=known is None)
+        return _Target(f"acl-{code}", make, role, code=s, generic=known is None, code_only=True)
 
     def _err_target(self, ss: str, ccc: str) -> _Target:
         sub = self.kb.torch_npu_submodules.get(ss, f"submodule {ss}")
@@ -441,7 +539,7 @@ class Aggregator:
                 base_confidence=0.5,
             )
 
-        return _Target(f"torch-npu-{code}", make, "wrapper", code=code)
+        return _Target(f"torch-npu-{code}", make, "wrapper", code=code, code_only=True)
 
     def _add_exception(self, hit: Hit) -> str:
         exc = hit.exc

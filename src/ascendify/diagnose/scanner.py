@@ -26,6 +26,7 @@ from typing import BinaryIO, Iterator, Optional
 
 from ascendify.diagnose import context as context_mod
 from ascendify.diagnose import metrics as metrics_mod
+from ascendify.diagnose import reason as reason_mod
 from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher
 from ascendify.diagnose.structure import (LAUNCHER_ROOT, ExcInfo, TracebackReader, bare_exception, launcher_rank, parse_time,
                                           prefix_rank, rank_in_text, split_rank, strip_log_prefix)
@@ -72,6 +73,7 @@ class Hit:
     seq: int  # global order of discovery
     exc: Optional[ExcInfo] = None  # the line is the exception line of a Python traceback
     events: list = field(default_factory=list)  # metric symptoms decided on this line (metrics.Event)
+    reason: str = ""  # the reason text the line gives for a CANN / ACL / HCCL message (reason.extract)
 
 
 @dataclass
@@ -201,6 +203,10 @@ lines :data:`metrics.HOT` finds (NaN, zero loss, …), every metric line for
 ``SAMPLE`` bytes (for the grad-norm median and the loss-scale maximum)."""
 FULL_AFTER_HOT = 64 << 10
 SAMPLE = 16 << 10
+FOLLOW_LINES = 8
+"""Lines read after a line with a CANN / ACL / torch_npu code (or ``Inner Error`` / ``Reason:``), for the message's
+own reason text (CANN prints it on continuation lines that carry no anchor of their own)."""
+_FOLLOW_WORDS = (b"Inner Error", b"Reason:", b"reason:", b"The reason is", b"[ERROR]", b"EE1001", b"EE9999")
 CONTEXT_HEAD = 1 << 20
 """Chip / version lines are looked for in the first MiB of each stream (banners, `pip list`, `npu-smi` come first;
 the context words, `torch` above all, slow the trigger search down about 2x)."""
@@ -230,6 +236,8 @@ class Scanner:
         self._trackers: dict = {}
         self._launcher_left = 0
         self._launcher_until = 0
+        self._follow_left = 0
+        self._follow_until = 0
 
     def _ctx_trigger_update(self) -> None:
         """(Re)build the triggers for [metrics on][context on]; the context words are
@@ -254,6 +262,7 @@ class Scanner:
         self._trackers = {}
         self.full_until = FULL_HEAD
         self._launcher_left = 0
+        self._follow_left = 0
         carry = b""
         lines_before = 0  # line number offset of the current region
         newlines, last = 0, b"\n"
@@ -315,7 +324,8 @@ class Scanner:
         t_key, t_at = None, -1  # the trigger last searched and the start of its next match (cut: none)
         while pos < cut:
             full = base + pos < self.full_until
-            if tb.active or (self._launcher_left and base + pos < self._launcher_until):
+            if tb.active or (self._launcher_left and base + pos < self._launcher_until) or (
+                    self._follow_left and base + pos < self._follow_until):
                 ls, kind = pos, full
             else:
                 key = (full, not ctx.complete and base + pos < CONTEXT_HEAD)
@@ -399,7 +409,19 @@ class Scanner:
                 lm = self.matcher.match_line(text)
                 if b"\\n" in raw:  # an error body pasted as one line with literal \n escapes (JSON, HTTP replies)
                     lm = self._match_escaped(text, lm)
-            if lm is None and exc is None and not events:
+            why = ""
+            following = self._follow_left > 0
+            if following:
+                self._follow_left -= 1
+            coded = lm is not None and (lm.cann_codes or lm.acl_codes or lm.err_codes or any(
+                sg.family in ("cann-code", "acl-code", "torch-npu-code", "atc") or sg.role == "wrapper" or sg.priority < 0
+                for sg, _g in lm.signatures))
+            if coded or any(w in raw for w in _FOLLOW_WORDS):
+                self._follow_left = FOLLOW_LINES
+                self._follow_until = self.base + le + (FOLLOW_LINES << 10)
+            if exc is None and (coded or (following and reason_mod.continuation(body))):
+                why = reason_mod.extract(body)
+            if lm is None and exc is None and not events and not why:
                 continue
             if lm is None:
                 lm = LineMatch([], [], [], [])
@@ -418,7 +440,7 @@ class Scanner:
                 frame = _frame(buf, max(0, ls - LOOKBACK), ls)
             yield Hit(
                 file=name, line=lineno, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
-                frame=frame, seq=self.seq, exc=exc, events=events,
+                frame=frame, seq=self.seq, exc=exc, events=events, reason=why,
             )
 
     def _match_escaped(self, text: str, whole: Optional[LineMatch]) -> Optional[LineMatch]:

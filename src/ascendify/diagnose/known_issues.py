@@ -1,0 +1,458 @@
+"""Known issues: resolved public threads, matched against a log by retrieval.
+
+Data: ``data/known_issues/<project>.jsonl``, one JSON object a line (the
+record shape is :data:`FIELDS`; :func:`validate` checks it).  Each record
+quotes the key log lines of its thread verbatim; a log is matched against
+those quotes and the title, not against the record's own words, so a log that
+says the same thing with other numbers, paths, ranks or a slightly different
+wording still finds it.
+
+Retrieval is Okapi BM25 over *normalised* tokens (:func:`normalise` masks
+numbers, hex, paths, IPs/ports, PIDs, timestamps and ranks; error codes such as
+``EZ9999``, ``ERR01100`` and the code after ``error code is`` are kept as
+tokens).  The score of a record is divided by the score its own quote would get
+(the best possible), so ``confidence`` reads as "how much of the issue's
+distinctive wording the log contains", 0–1; a match needs :data:`MIN_CONFIDENCE`,
+:data:`MIN_TERMS` distinctive terms in common and a lead over the next record
+of another cause (:data:`MARGIN`).
+
+Why our own ~60 lines of BM25 and not a library: ``diagnose`` is part of the
+core install, whose dependencies are click, rich and libcst; the maintained
+BM25 packages (``rank_bm25``, ``bm25s``) pull in numpy (and scipy), and the
+corpus is a few thousand short documents, for which a dict of postings is
+fast enough (a query is well under a millisecond per hundred records).
+
+The derived index (``data/known_issues/_index.json``: records, postings,
+document lengths, IDF, and the SHA-256 of the ``.jsonl`` files it was built
+from) is written by ``tools/diagnose_known_issues.py`` and loaded lazily on the
+first query; when it is missing or older than the data files, the index is
+built in memory from the ``.jsonl`` files instead (same result, slower).
+
+``ASCENDIFY_KI_EXCLUDE_URLS`` (comma-separated URLs): records with those URLs
+are left out of matching (leave-one-out evaluation: a log must not be matched
+to the very thread it was taken from).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Optional
+
+DATA_DIR = "known_issues"
+INDEX_NAME = "_index.json"
+INDEX_VERSION = 3
+FIELDS = ("id", "project", "url", "date", "title", "quote", "affected", "fixed_in", "cause", "fix", "framework", "resolution")
+REQUIRED = ("id", "project", "url", "date", "title", "quote", "cause", "fix", "resolution")
+FRAMEWORKS = ("vllm", "mindspeed", "mindie", "llamafactory", "ms-swift", "lmdeploy", "sglang", "deepspeed", "triton-ascend",
+              "torch_npu", "cann", "hccl", "container")
+RESOLUTIONS = ("maintainer", "merged-pr", "reporter-confirmed", "faq", "forum")
+EXCLUDE_ENV = "ASCENDIFY_KI_EXCLUDE_URLS"
+
+K1 = 1.2
+B = 0.75
+MIN_CONFIDENCE = 0.5
+"""Share of a record's own best score the log must reach."""
+MIN_TERMS = 3
+"""Distinctive terms (IDF above :data:`COMMON_IDF`) the log and the record must share."""
+COMMON_IDF = 1.0
+MARGIN = 0.0
+"""Lead the best record needs over the next one with a different fix (0: ties go to the first)."""
+
+_URL_SHAPE = re.compile(r"^https?://[^\s/]+\.[^\s/]+/\S*$")
+_DATE = re.compile(r"^\d{4}-\d\d(?:-\d\d)?$")
+
+
+# ---------------------------------------------------------------- normalising
+
+_MASKS = [
+    (re.compile(r"https?://\S+"), " "),
+    (re.compile(r"\b\d{4}-\d\d-\d\d[- T]\d\d:\d\d:\d\d(?:[.,:]\d{1,9}){0,3}"), " "),  # timestamps
+    (re.compile(r"\b\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"), " "),
+    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), " ipaddr "),
+    (re.compile(r"\[?\b(?:pid|tid|PID|TID|Pid)\s*[:=]?\s*\d+\]?"), " "),
+    (re.compile(r"\b(?:rank|Rank|RANK|RankID|rankId|device|Device|DEVICE)\s*[:=_]?\s*-?\d+"), " "),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), " hex "),
+    (re.compile(r"\b[0-9a-f]{8,}\b"), " hex "),
+]
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.+-]*/)+([\w.+-]+)")
+_CODE_NUM = re.compile(r"(?:error code is|error code:|ret(?:code)?\s*[=:]|errno\s*[=:]|code\s*[=:]|error\s*=)\s*(-?\d{3,6})\b",
+                       re.IGNORECASE)
+_KEEP = re.compile(r"\b(E[0-9A-Z]\d{4}|ERR\d{5}|EI\d{4}|EL\d{4})\b")
+_TOKEN = re.compile(r"[a-z_][a-z0-9_]*[a-z0-9]|[a-z]{2,}")
+_CAMEL = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+(?![a-z])")
+STOP = frozenset("""a an the is are was were be been of to in on at by for from with as or and if it its this that these those
+then than but not no into via per you your we our can could would should will may might has have had do does did so such
+which what when where who how all any some there here also only use used using please see""".split()) - {"not", "no"}
+
+
+def normalise(text: str) -> str:
+    """One line with numbers, hex, paths (down to the file name), IPs/ports, PIDs, timestamps and ranks masked."""
+    s = text
+    s = _CODE_NUM.sub(" ", s)
+    for rx, rep in _MASKS:
+        s = rx.sub(rep, s)
+    s = _PATH.sub(_path_words, s)
+    s = re.sub(r"\d+", " ", s) if not _KEEP.search(s) else _mask_digits_keep_codes(s)
+    return " ".join(s.split())
+
+
+_PATH_SKIP = re.compile(r"^(?:site-packages|dist-packages|python\\d[\\d.]*|lib|lib64|usr|local|opt|home|root|src|bin|\\.?venv)$")
+
+
+def _path_words(m) -> str:
+    parts = [p for p in m.group(0).split("/") if p and not _PATH_SKIP.match(p)]
+    return " " + " ".join(p.rsplit(".", 1)[0] if i == len(parts[-2:]) - 1 else p for i, p in enumerate(parts[-2:])) + " "
+
+
+def _mask_digits_keep_codes(s: str) -> str:
+    parts = []
+    last = 0
+    for m in _KEEP.finditer(s):
+        parts.append(re.sub(r"\d+", " ", s[last:m.start()]))
+        parts.append(" " + m.group(1) + " ")
+        last = m.end()
+    parts.append(re.sub(r"\d+", " ", s[last:]))
+    return "".join(parts)
+
+
+def tokens(text: str) -> list:
+    """Tokens of ``text`` after :func:`normalise`: lower-case words, identifiers, and their
+    camelCase / snake_case parts (``aclnnFlashAttentionScore`` → also ``flash``, ``attention``, ``score``)."""
+    out = []
+    for code in _KEEP.findall(text):
+        out.append(code.lower())
+    for m in _CODE_NUM.finditer(text):
+        out.append("code" + m.group(1).lstrip("-"))
+    norm = normalise(text)
+    for raw in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", norm):
+        low = raw.lower()
+        if len(low) < 2 or low in STOP:
+            continue
+        out.append(low)
+        if "_" in raw or (any(c.isupper() for c in raw[1:]) and any(c.islower() for c in raw)):
+            for p in (x for chunk in raw.split("_") for x in _CAMEL.findall(chunk)):
+                pl = p.lower()
+                if len(pl) >= 3 and pl != low and pl not in STOP:
+                    out.append(pl)
+    return out
+
+
+# ---------------------------------------------------------------- data
+
+def validate(rec: dict, where: str = "") -> list:
+    """Problems of one record (empty list: fine)."""
+    p = []
+    w = f"{where}: " if where else ""
+    if not isinstance(rec, dict):
+        return [f"{w}not a JSON object"]
+    for k in REQUIRED:
+        v = rec.get(k)
+        if v is None or (isinstance(v, (str, list)) and not v):
+            p.append(f"{w}{rec.get('id', '?')}: missing {k}")
+    unknown = set(rec) - set(FIELDS)
+    if unknown:
+        p.append(f"{w}{rec.get('id', '?')}: unknown field(s) {', '.join(sorted(unknown))}")
+    url = rec.get("url")
+    if isinstance(url, str) and url and not _URL_SHAPE.match(url):
+        p.append(f"{w}{rec.get('id', '?')}: url {url!r} is not an http(s) URL")
+    q = rec.get("quote")
+    if q is not None and (not isinstance(q, list) or not all(isinstance(x, str) and x.strip() for x in q)):
+        p.append(f"{w}{rec.get('id', '?')}: quote must be a non-empty list of non-empty strings")
+    d = rec.get("date")
+    if isinstance(d, str) and d and not _DATE.match(d):
+        p.append(f"{w}{rec.get('id', '?')}: date {d!r} is not YYYY-MM-DD")
+    fw = rec.get("framework")
+    if fw is not None and fw not in FRAMEWORKS:
+        p.append(f"{w}{rec.get('id', '?')}: framework {fw!r} not one of {', '.join(FRAMEWORKS)} or null")
+    r = rec.get("resolution")
+    if r is not None and r not in RESOLUTIONS:
+        p.append(f"{w}{rec.get('id', '?')}: resolution {r!r} not one of {', '.join(RESOLUTIONS)}")
+    for k in ("title", "cause", "fix", "affected", "fixed_in", "project", "id"):
+        v = rec.get(k)
+        if v is not None and not isinstance(v, str):
+            p.append(f"{w}{rec.get('id', '?')}: {k} must be a string or null")
+    if isinstance(q, list) and not tokens(" ".join(x for x in q if isinstance(x, str))):
+        p.append(f"{w}{rec.get('id', '?')}: quote has no words left after normalising")
+    return p
+
+
+def _data_dir():
+    return resources.files("ascendify.diagnose").joinpath("data").joinpath(DATA_DIR)
+
+
+def data_files(root=None) -> list:
+    """``[(name, bytes)]`` of the ``.jsonl`` files, in name order."""
+    root = root if root is not None else _data_dir()
+    if not root.is_dir():
+        return []
+    return [(f.name, f.read_bytes()) for f in sorted(root.iterdir(), key=lambda p: p.name) if f.name.endswith(".jsonl")]
+
+
+def read_records(files: list, strict: bool = True) -> tuple:
+    """``(records, problems)`` of ``[(name, bytes)]``; duplicate ids / URLs are problems too."""
+    recs, problems = [], []
+    ids, urls = {}, {}
+    for name, data in files:
+        for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{name}:{n}"
+            try:
+                rec = json.loads(line)
+            except ValueError as exc:
+                problems.append(f"{where}: not JSON ({exc})")
+                continue
+            bad = validate(rec, where)
+            if bad:
+                problems += bad
+                if strict:
+                    continue
+            rid, url = rec.get("id"), rec.get("url")
+            if rid in ids:
+                problems.append(f"{where}: duplicate id {rid} (also {ids[rid]})")
+                continue
+            if url in urls:  # a problem for the data test; the record is kept (one FAQ page, several answers)
+                problems.append(f"{where}: duplicate url {url} (also {urls[url]}); give each answer its own #anchor")
+            ids[rid] = where
+            urls.setdefault(url, where)
+            recs.append({k: rec.get(k) for k in FIELDS})
+    return recs, problems
+
+
+def sources_hash(files: list) -> dict:
+    return {name: hashlib.sha256(data).hexdigest() for name, data in files}
+
+
+# ---------------------------------------------------------------- index
+
+def doc_texts(rec: dict) -> list:
+    """``[(kind, text)]`` a record is matched by: each quoted line, all quoted lines together
+    (a traceback quoted in pieces), and the title (weighed down by :data:`TITLE_WEIGHT`)."""
+    quote = [q for q in (rec.get("quote") or []) if q.strip()]
+    out = [("quote", q) for q in quote[:12]]
+    if 1 < len(quote) <= 6:
+        out.append(("all", "\n".join(quote)))
+    if rec.get("title"):
+        out.append(("title", rec["title"]))
+    return out
+
+
+TITLE_WEIGHT = 0.85
+
+
+def build(records: list, sources: Optional[dict] = None) -> dict:
+    """The index (a JSON-able dict) of ``records``: one document per quoted line, per quote and per title."""
+    docs = []
+    df: dict = {}
+    for ri, rec in enumerate(records):
+        for kind, text in doc_texts(rec):
+            tf: dict = {}
+            for t in tokens(text):
+                tf[t] = tf.get(t, 0) + 1
+            if not tf:
+                continue
+            docs.append({"rec": ri, "kind": kind, "tf": tf, "len": sum(tf.values())})
+            for t in tf:
+                df[t] = df.get(t, 0) + 1
+    n = len(docs)
+    idf = {t: round(math.log(1 + (n - d + 0.5) / (d + 0.5)), 5) for t, d in sorted(df.items())}
+    avgdl = (sum(d["len"] for d in docs) / n) if n else 1.0
+    idx = {"version": INDEX_VERSION, "sources": sources or {}, "n": n, "avgdl": round(avgdl, 4), "idf": idf,
+           "docs": docs, "records": records}
+    for d in docs:
+        d["self"] = round(_score(idx, d, set(d["tf"]))[0], 5)
+        d["distinct"] = sum(1 for t in d["tf"] if idf.get(t, 0) > COMMON_IDF)
+    return idx
+
+
+def _score(idx: dict, d: dict, q: set) -> tuple:
+    idf = idx["idf"]
+    norm = K1 * (1 - B + B * d["len"] / idx["avgdl"])
+    s = 0.0
+    common = []
+    for t, f in d["tf"].items():
+        if t in q:
+            w = idf.get(t, 0.0) * f * (K1 + 1) / (f + norm)
+            s += w
+            common.append((w, t))
+    return s, common
+
+
+@dataclass
+class Match:
+    record: dict
+    score: float
+    confidence: float
+    terms: list  # the distinctive terms log and record share, most weighty first
+    enough: bool = True  # shares enough distinctive terms (:data:`MIN_TERMS`, fewer for a short quote)
+
+    def to_dict(self) -> dict:
+        r = self.record
+        return {"id": r["id"], "url": r["url"], "score": round(self.score, 3), "confidence": round(self.confidence, 2),
+                "fixed_in": r.get("fixed_in"), "affected": r.get("affected"), "title": r.get("title"),
+                "project": r.get("project"), "framework": r.get("framework"), "terms": self.terms[:8]}
+
+
+class Index:
+    def __init__(self, data: dict):
+        self.data = data
+        self.records = data["records"]
+        self.docs = data["docs"]
+        self.post: Optional[dict] = None
+
+    def _postings(self) -> dict:
+        if self.post is None:
+            post: dict = {}
+            for i, d in enumerate(self.docs):
+                for t in d["tf"]:
+                    post.setdefault(t, []).append(i)
+            self.post = post
+        return self.post
+
+    def search(self, query: Iterable[str], framework: Optional[str] = None, top: int = 5,
+               exclude: Optional[set] = None) -> list:
+        """Records ranked for the query text(s); ``confidence`` = score / the record's own best score."""
+        q = set()
+        for text in query:
+            q.update(tokens(text))
+        if not q or not self.docs:
+            return []
+        post = self._postings()
+        cand = set()
+        for t in q:
+            cand.update(post.get(t, ()))
+        exclude = exclude if exclude is not None else excluded_urls()
+        best: dict = {}
+        for i in cand:
+            d = self.docs[i]
+            rec = self.records[d["rec"]]
+            if (exclude and rec["url"].rstrip("/") in exclude) or d["self"] <= 0:
+                continue
+            s, common = _score(self.data, d, q)
+            conf = s / d["self"] * (TITLE_WEIGHT if d["kind"] == "title" else 1.0)
+            fw = rec.get("framework")
+            if framework and fw and fw not in (framework, "torch_npu", "cann", "hccl", "container"):
+                conf *= 0.8  # an issue of another framework than the one the log shows
+            terms = [t for w, t in sorted(common, reverse=True) if self.data["idf"].get(t, 0) > COMMON_IDF]
+            need = min(MIN_TERMS, d.get("distinct", MIN_TERMS))
+            m = Match(rec, s, min(conf, 1.0), terms, len(terms) >= max(1, need))
+            old = best.get(d["rec"])
+            if old is None or (m.enough, m.confidence, m.score) > (old.enough, old.confidence, old.score):
+                best[d["rec"]] = m
+        out = sorted(best.values(), key=lambda m: (-m.enough, -m.confidence, -m.score, m.record["id"]))
+        return out[:top]
+
+    def best(self, query: Iterable[str], framework: Optional[str] = None) -> Optional[Match]:
+        """The record the log matches, or None (thresholds :data:`MIN_CONFIDENCE`, :data:`MIN_TERMS`, :data:`MARGIN`)."""
+        ranked = self.search(query, framework=framework, top=3)
+        if not ranked:
+            return None
+        m = ranked[0]
+        if m.confidence < MIN_CONFIDENCE or not m.enough:
+            return None
+        other = next((o for o in ranked[1:] if o.record.get("fix") != m.record.get("fix") and o.enough), None)
+        if other is not None and m.confidence - other.confidence < MARGIN:
+            return None
+        return m
+
+
+def excluded_urls() -> set:
+    raw = os.environ.get(EXCLUDE_ENV, "")
+    return {u.strip().rstrip("/") for u in raw.split(",") if u.strip()}
+
+
+def index_path():
+    return _data_dir().joinpath(INDEX_NAME)
+
+
+@lru_cache(maxsize=1)
+def load() -> Index:
+    """The packaged index: ``_index.json`` when it is current, else built from the ``.jsonl`` files."""
+    files = data_files()
+    want = sources_hash(files)
+    p = index_path()
+    if p.is_file():
+        try:
+            data = json.loads(p.read_bytes())
+        except ValueError:
+            data = None
+        if data and data.get("version") == INDEX_VERSION and data.get("sources") == want:
+            return Index(data)
+    recs, _problems = read_records(files)
+    return Index(build(recs, want))
+
+
+def from_records(records: list) -> Index:
+    """An index of the given records (tests, tools)."""
+    recs, problems = read_records([("<records>", "\n".join(json.dumps(r) for r in records).encode())])
+    if problems:
+        raise ValueError("; ".join(problems))
+    return Index(build(recs))
+
+
+# ---------------------------------------------------------------- versions
+
+_VPART = re.compile(r"\d+|rc|post|alpha|beta|dev|[a-z]")
+
+
+def vkey(v: str) -> tuple:
+    """A sortable key of a loose version (``8.0.RC1`` < ``8.0.0`` < ``8.1.RC1``; ``0.9.1rc1`` < ``0.9.1``;
+    ``2.1.0.post10`` > ``2.1.0``)."""
+    out = []
+    for p in _VPART.findall(v.lower()):
+        if p.isdigit():
+            out.append((2, int(p)))
+        elif p in ("rc", "alpha", "beta", "dev", "a", "b", "t"):
+            out.append((0, {"dev": 0, "alpha": 1, "a": 1, "beta": 2, "b": 2, "t": 2, "rc": 3}[p]))
+        elif p == "post":
+            out.append((3, 0))
+    out.append((1, 0))  # a plain release sorts after its rc / before its post
+    return tuple(out)
+
+
+_FIXED_VER = re.compile(r"v?(\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|RC|post|alpha|beta|T)\d+)*)")
+
+
+def fixed_version(fixed_in: Optional[str]) -> Optional[str]:
+    if not fixed_in:
+        return None
+    m = _FIXED_VER.search(fixed_in)
+    return m.group(1) if m else None
+
+
+def compare_fixed(rec: dict, versions: dict) -> str:
+    """A sentence on the release that fixed ``rec`` against the versions the log shows
+    (``versions``: ``{"torch_npu": "2.1.0", "cann": "8.0.RC1", "vllm-ascend": "0.7.3", ...}``)."""
+    fixed = rec.get("fixed_in")
+    if not fixed:
+        return ""
+    fv = fixed_version(fixed)
+    proj = _project_key(rec.get("project") or "", fixed)
+    have = versions.get(proj) if proj else None
+    if fv is None or have is None:
+        return f"Fixed in {fixed}" + (f"; the log shows no {proj} version — check yours." if proj else ".")
+    if vkey(have) < vkey(fv):
+        return f"Fixed in {fixed}; the log shows {proj} {have}, older: upgrade."
+    return (f"Fixed in {fixed}; the log shows {proj} {have}, which should already have that fix — "
+            "if it still fails, this is probably a different issue with the same message.")
+
+
+_PROJECT_KEYS = (("vllm-ascend", "vllm-ascend"), ("vllm_ascend", "vllm-ascend"), ("torch_npu", "torch_npu"),
+                 ("torch-npu", "torch_npu"), ("pytorch", "torch_npu"), ("cann", "cann"), ("mindspeed", "mindspeed"),
+                 ("mindie", "mindie"), ("llama", "llamafactory"), ("swift", "ms-swift"), ("lmdeploy", "lmdeploy"),
+                 ("sglang", "sglang"), ("deepspeed", "deepspeed"), ("triton", "triton-ascend"), ("vllm", "vllm"))
+
+
+def _project_key(project: str, fixed_in: str) -> Optional[str]:
+    for text in (fixed_in.lower(), project.lower()):
+        for word, key in _PROJECT_KEYS:
+            if word in text:
+                return key
+    return None

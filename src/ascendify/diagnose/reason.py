@@ -1,0 +1,139 @@
+"""The human-readable reason a CANN / ACL / HCCL / ATC message gives for itself.
+
+Wrapper codes (``EZ9999``, ``E89999``, ``EE1001``, ``EE9999``, ACL ``561002``,
+torch_npu ``ERR01100``) say *that* something failed; the text printed with them
+says *what*: ``The parameter 'x' must be configured in ascending order``,
+``op[Foo], ub overflow``, ``Reason: ModelCheckCompatibility failed``.  The
+scanner reads the lines that follow a code (CANN prints its message as
+``EZ9999: [PID: n] <time> <text>[FUNC:..][FILE:..][LINE:..]`` continuation
+lines, then an indented ``TraceBack``), and :func:`extract` turns one line into
+that text, or ``""`` when the line carries no reason of its own (``Inner
+Error!``, ``call acl api failed``, ``The Inner error is reported as above``,
+a bare frame).  The engine makes the reason evidence of its own: it is shown
+with the finding and, when no catalogue entry explains the block, it *is* the
+finding (``reason``), instead of a generic "inner error".
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_REASON = 300
+
+_PREFIX = [
+    re.compile(r"^\s*\[(?:ACL )?(?:ERROR|WARNING|ERRO|EVENT)\]\s*"),
+    re.compile(r"^\s*\[?[A-Z_]{2,12}\(\d{1,8},[^)]{0,60}\):\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d(?:\.\d{1,3}){0,2}\]?\s*"
+               r"(?:\[[^\]]{1,80}\])?\s*(?:\d{1,8}\s+)?(?:[A-Za-z_][\w:~]{0,80}:\s)?"),  # plog: MODULE(pid,proc):time [file.cc:12]tid func:
+    re.compile(r"^\s*(?:E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]\s*"),
+    re.compile(r"^\s*\[PID:\s*\d{1,9}\]\s*"),
+    re.compile(r"^\s*\d{4}-\d\d-\d\d[- ]\d\d:\d\d:\d\d(?:[.,:]\d{1,6}){0,3}\s*"),
+    re.compile(r"^\s*\(PID:\d{1,9}, Device:-?\d{1,4}, RankID:-?\d{1,6}\)\s*"),
+]
+_TAIL = re.compile(r"\s*(?:\[(?:FUNC|FILE|LINE|THREAD|PID)\s*:[^\]]{0,200}\]\s*)+\.?\s*$")
+_TAIL_ANY = re.compile(r"\[(?:FUNC|FILE|LINE|THREAD)\s*:[^\]]{0,200}\]")
+_SUFFIX_PTA = re.compile(r"\s*\[ERROR\]\s*\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d.{0,80}ERR\d{5}.*$")
+_REASON = re.compile(r"(?:\bReason\s*[:：]|\breason is\b[:：]?|\breason\s*[:：])\s*(.+)", re.IGNORECASE)
+_CODE_AT = re.compile(r"(?:^|\s)(E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]")
+
+GENERIC = (
+    "inner error", "inner error!", "the inner error is reported as above", "traceback (most recent call last)",
+    "call acl api failed", "pta call acl api failed", "ops call acl api failed", "call aclnn api failed",
+    "internal error", "unknown error", "error", "failed", "the argument is invalid", "the argument is invalid.",
+    "kernel task happen error", "rtkernellaunch failed", "rtstreamsynchronize failed", "synchronize stream failed",
+    "rtstreamsynchronizewithtimeout execute failed", "launch kernel failed", "execute failed", "run failed",
+    "please check", "no reason", "none", "%s", "dist call hccl api failed", "runtime error",
+)
+_GENERIC_START = (
+    "the inner error is reported as above", "inner error", "traceback", "file \"", "[pid:", "process exits",
+    "the process exits", "please refer", "for more details", "see the", "solution:", "possible cause",
+    "call acl api failed", "pta call acl api failed", "[error]", "atc run failed", "execute:", "unknown error occurred",
+)
+_WORD = re.compile(r"[A-Za-z]{3,}")
+_ERR_START = re.compile(r"^\s*ERR\d{5}\b")
+
+
+def strip(text: str) -> str:
+    """``text`` without the log / CANN prefixes (level, plog header, code, ``[PID: n]``, time) and the
+    ``[FUNC:..][FILE:..][LINE:..]`` tail."""
+    s = text.strip()
+    for _ in range(4):
+        before = s
+        for rx in _PREFIX:
+            s = rx.sub("", s, count=1)
+        if s == before:
+            break
+    s = _SUFFIX_PTA.sub("", s)
+    s = _TAIL.sub("", s)
+    s = _TAIL_ANY.sub(" ", s)
+    return " ".join(s.split()).strip(" .;,")
+
+
+def is_generic(s: str) -> bool:
+    low = s.lower().strip(" .!:;,")
+    if not low or low in GENERIC or len(_WORD.findall(low)) < 2 or _ERR_START.match(s):
+        return True
+    return low.startswith(_GENERIC_START)
+
+
+def extract(text: str) -> str:
+    """The reason one line gives, in plain words (at most ``MAX_REASON`` chars), or ``""``.
+
+    ``Reason: X`` / ``the reason is X`` wins; otherwise the message text after a
+    CANN code or a plog header, when it says more than "inner error"."""
+    m = _REASON.search(text)
+    if m:
+        r = strip(m.group(1))
+        if not is_generic(r):
+            return r[:MAX_REASON]
+    s = strip(text)
+    if is_generic(s):
+        return ""
+    if s.startswith(("Traceback", "File ", "During handling", "The above exception")):
+        return ""
+    return s[:MAX_REASON]
+
+
+_DETAIL = re.compile(r"\bdetail\s*[:：]\s*(.+)", re.IGNORECASE)
+
+
+def explicit(text: str) -> bool:
+    """The text gives its reason in a field of its own (``Reason:``, ``the reason is``, ``detail:``)."""
+    m = _REASON.search(text) or _DETAIL.search(text)
+    return bool(m) and not is_generic(strip(m.group(1)))
+
+
+def _words(s: str) -> set:
+    return {w.lower() for w in _WORD.findall(s)} - {"the", "and", "for", "with", "was", "has", "not"}
+
+
+def covers(template: str, reason: str) -> bool:
+    """The message template (``%s`` placeholders) already says the reason: most of its words are the template's."""
+    t = _words(template.replace("%s", " "))
+    r = _words(reason)
+    return bool(t) and bool(r) and len(r & t) >= 0.6 * len(r)
+
+
+_CONT = re.compile(r"^(?:\s+\S|\s*(?:E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]|\s*\[PID:|\s*\[(?:ACL )?ERROR\])|\[FUNC:|\[FILE:|"
+                   r"\b[Rr]eason\s*[:：]|\bthe reason is\b")
+
+
+def continuation(text: str) -> bool:
+    """The line looks like the continuation of a CANN message (indented, a code or ``[PID:`` first, a
+    ``[FUNC:..]`` tail, a ``Reason:`` field), not an ordinary log line printed after it."""
+    return bool(_CONT.search(text)) and not text.lstrip().startswith(("{", "File \"", "Traceback"))
+
+
+def code_of(text: str) -> str:
+    """The CANN code a continuation line starts with (``EZ9999``), or ``""``."""
+    m = _CODE_AT.search(text[:200])
+    return m.group(1) if m else ""
+
+
+def exception_reason(etype: str, message: str) -> str:
+    """The reason a Python exception's message gives (its torch_npu ``[ERROR] … ERR…`` suffix cut), or ``""``."""
+    msg = _SUFFIX_PTA.sub("", " ".join(message.split()))
+    m = _REASON.search(msg) or _DETAIL.search(msg)
+    if m and not is_generic(strip(m.group(1))):
+        return strip(m.group(1))[:MAX_REASON]
+    msg = strip(msg)
+    return "" if is_generic(msg) else msg[:MAX_REASON]

@@ -1,0 +1,83 @@
+"""Reason first: the text a CANN / ACL message gives for itself becomes evidence, and the finding when no
+catalogue entry explains it (logs composed from the documented CANN message shapes, made-up names)."""
+
+from __future__ import annotations
+
+from ascendify.diagnose import reason
+from ascendify.diagnose.engine import diagnose
+
+ASCENDING = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/srv/app/infer.py", line 42, in <module>
+[rank0]:     out = model(x)
+[rank0]: RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current working operator name is aclnnFusedInferAttentionScore.
+[ERROR] 2025-03-01-10:00:00 (PID:4242, Device:0, RankID:0) ERR01100 OPS call acl api failed
+EZ9999: Inner Error!
+EZ9999: [PID: 4242] 2025-03-01-10:00:00.123.456 The parameter 'actual_seq_lengths' must be configured in ascending order.[FUNC:CheckInput][FILE:fia_tiling.cc][LINE:123]
+        TraceBack (most recent call last):
+        Tiling failed[FUNC:Tiling][FILE:op.cc][LINE:9]
+"""
+
+
+def _log(tmp_path, text, name="a.log"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def test_extract_reads_the_reason_and_drops_the_wrapping():
+    assert reason.extract("EZ9999: Inner Error!") == ""
+    assert reason.extract("EZ9999: [PID: 1] 2025-03-01-10:00:00.123.456 The parameter 'x' must be configured in "
+                          "ascending order.[FUNC:CheckInput][FILE:a.cc][LINE:1]") == "The parameter 'x' must be configured in ascending order"
+    assert reason.extract("[ACL ERROR] EE1001: [PID: 7] 2026-05-01-10:00:00.123.456 The argument is invalid.Reason: "
+                          "rtGetDevMsg failed, devId 3 out of range") == "rtGetDevMsg failed, devId 3 out of range"
+    assert reason.extract("E89999: [PID: 11] 2025-01-01-00:00:00.000.000 op[MatMul], ub overflow, the required ub size "
+                          "300000 exceeds 196608[FUNC:Tiling][FILE:a.cc][LINE:2]").startswith("op[MatMul], ub overflow")
+    assert reason.extract("[ERROR] 2025-03-01-10:00:00 (PID:4242, Device:0, RankID:0) ERR01100 OPS call acl api failed") == ""
+    assert reason.extract("The Inner error is reported as above. The process exits for this inner error.") == ""
+
+
+def test_continuation_lines_only():
+    assert reason.continuation("        Tiling failed[FUNC:Tiling][FILE:op.cc][LINE:9]")
+    assert reason.continuation("EZ9999: [PID: 1] something")
+    assert not reason.continuation('{"step": 3, "loss": 2.0}')
+    assert not reason.continuation("2026-05-01 10:00:00,000 INFO step 4 tokens/s 812")
+
+
+def test_reason_text_alone_is_the_answer(tmp_path):
+    rep = diagnose((_log(tmp_path, ASCENDING),))
+    top = rep.findings[0]
+    assert top.role == "cause" and top.severity == "error"
+    assert top.title == "EZ9999: The parameter 'actual_seq_lengths' must be configured in ascending order"
+    assert top.reason == "The parameter 'actual_seq_lengths' must be configured in ascending order"
+    assert top.id == "cann-EZ9999"  # the wrapper finding turned into the cause, its id kept
+    assert top.ranks == {0}  # the unprefixed CANN lines continue rank 0's block
+    assert set(top.details["wrapped_codes"]) >= {"ERR01100"}
+    assert len(rep.findings) == 1  # the RuntimeError and ERR01100 are folded into it
+    d = rep.to_dict()["findings"][0]
+    assert d["reason"] == top.reason
+
+
+def test_reason_of_a_catalogued_cause_is_evidence_only(tmp_path):
+    # E10069's catalogue entry explains its own message: the entry stays the finding
+    line = "E10069: [PID: 4242] 2026-05-01-10:00:00.123.456 Value [x] for parameter --unknown_flag is invalid.\n"
+    rep = diagnose((_log(tmp_path, line),))
+    assert rep.findings[0].id != "message-reason" and not rep.findings[0].id.startswith("reason")
+
+
+def test_explicit_reason_field_of_ee1001(tmp_path):
+    text = ("[ACL ERROR] EE1001: [PID: 7] 2026-05-01-10:00:00.123.456 The argument is invalid.Reason: rtGetDevMsg failed, "
+            "devId 3 out of range[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n")
+    rep = diagnose((_log(tmp_path, text),))
+    top = rep.findings[0]
+    assert top.reason == "rtGetDevMsg failed, devId 3 out of range"
+    assert "rtGetDevMsg failed" in top.title or "rtGetDevMsg failed" in top.cause
+
+
+def test_metric_line_after_a_wrapper_is_not_a_reason(tmp_path):
+    text = ("[ERROR] 2026-05-01-10:00:00 (PID:9, Device:0, RankID:0) ERR01100 OPS call acl api failed\n"
+            "EZ9999: Inner Error!\n"
+            '{"step": 5, "loss": 2.1, "grad_norm": 1.0, "loss_scale": 65536.0}\n')
+    rep = diagnose((_log(tmp_path, text),))
+    assert all(not f.reason for f in rep.findings)
+    assert rep.findings[0].role == "wrapper"
