@@ -45,3 +45,37 @@ def test_fix_write_unwritable_json_counts(tmp_path, monkeypatch):
     assert doc["changes"] == []
     assert len(doc["remaining"]) == 2
     assert doc["errors"] and "cannot write" in doc["errors"][0]["error"]
+
+
+def _all_help() -> dict:
+    from ascendify.cli import LAZY_COMMANDS
+
+    return {name: run_cli(name, "--help").out for name in LAZY_COMMANDS}
+
+
+def test_help_texts_name_no_future_release():
+    """0.1.0 help texts must not speak of what happened 'before 0.2'."""
+    from ascendify import __version__
+
+    for name, text in _all_help().items():
+        flat = " ".join(text.split())
+        assert "before 0.2" not in flat.lower(), (name, __version__)
+
+
+def test_profile_help_shows_plot():
+    text = run_cli("profile", "--help").out
+    assert "--plot" in text
+
+
+def test_out_dir_write_error_names_out_dir(tmp_path, monkeypatch):
+    """The migrated copy cannot be written: the message names --out-dir, not the gone --output."""
+    import ascendify.fix.run as fixrun
+
+    p = tmp_path / "proj"
+    p.mkdir()
+    (p / "a.py").write_text(CUDA_SRC)
+    _deny(monkeypatch, fixrun)
+    r = run_cli("fix", "--no-cache", "--jobs", "1", str(p), "--out-dir", str(tmp_path / "copy"))
+    assert r.code == 2
+    line = [ln for ln in r.err.splitlines() if "error" in ln][0]
+    assert "--out-dir" in line and "--output " not in line and "--output folder" not in line, line

@@ -77,8 +77,8 @@ def _parse_bin_shapes(items: tuple[str, ...], dtype: Optional[str]) -> Optional[
 @click.argument("model")
 @click.option("--data", required=True, help="Folder (or file) of .npy / .npz / image inputs.")
 @click.option("--npz", "npz_path", type=click.Path(dir_okay=False), default=None, metavar="FILE", help="Baseline .npz to write.")
-@report_options(output_help="Write the summary to this file.  Before 0.2 -o named the .npz; a value ending in .npz is "
-                            "still taken as --npz, with a note.")
+@report_options(output_help="Write the summary to this file.  A value ending in .npz is taken as "
+                            "--npz (what -o used to mean), with a note.")
 @click.option("--input-names", help="Comma list of input names for a PyTorch factory (default: forward() parameters).")
 @click.option("--output-names", help="Comma list naming the model's outputs in order.")
 @click.option("--image-size", help="Images: resize to H,W.")

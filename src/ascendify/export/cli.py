@@ -36,8 +36,8 @@ from ascendify.options import (chip_option, deprecated_option, deprecated_value,
 @click.option("--precision-mode", default="force_fp16", show_default=True, help="ATC --precision_mode.")
 @click.option("--output-names", help="Comma list of ONNX output names (default output / output0, output1, ...).")
 @click.option("--parity-cosine", type=float, default=0.9999, show_default=True, help="onnxruntime vs PyTorch cosine required.")
-@report_options(output_help="Write the report to this file instead of standard output.  Before 0.2 -o named the ONNX "
-                            "file; a value ending in .onnx is still taken as --onnx, with a note.")
+@report_options(output_help="Write the report to this file instead of standard output.  A value ending in .onnx is "
+                            "taken as --onnx (what -o used to mean), with a note.")
 @deprecated_option("--json", dest="json_flag", new="--format json", is_flag=True, default=False)
 def export(factory: str, inputs: tuple[str, ...], onnx_path: Optional[str], dynamic_batch: Optional[str], dynamic_image_size: Optional[str],
            dynamic_dims: Optional[str], normalize: Optional[str], aipp: bool, aipp_input: Optional[str],

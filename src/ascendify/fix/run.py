@@ -589,4 +589,4 @@ def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun, change
         os.makedirs(os.path.dirname(os.path.abspath(changelog)), exist_ok=True)
         run.write_changelog(changelog)
     except OSError as exc:
-        raise AscendifyError(f"{out_dir}: cannot write the migrated copy ({exc.strerror}); choose another --output folder")
+        raise AscendifyError(f"{out_dir}: cannot write the migrated copy ({exc.strerror}); choose another --out-dir folder")

@@ -22,6 +22,19 @@ class DefaultGroup(click.Group):
             args = [self.default_cmd] + list(args)
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The group's options and subcommands, then the default subcommand's options (``profile
+        DIR`` takes them: --plot, --top, …), so ``profile --help`` shows what the plain form accepts."""
+        super().format_options(ctx, formatter)
+        cmd = self.commands.get(self.default_cmd)
+        if cmd is None:
+            return
+        sub = click.Context(cmd, info_name=self.default_cmd, parent=ctx)
+        rows = [r for r in (p.get_help_record(sub) for p in cmd.get_params(sub)
+                            if isinstance(p, click.Option) and "--help" not in p.opts) if r]
+        with formatter.section(f"Options of `{ctx.command_path} DIR` (= {ctx.command_path} {self.default_cmd} DIR)"):
+            formatter.write_dl(rows)
+
 
 def _emit(text: str, output: Optional[str]) -> None:
     emit(text, output)

@@ -81,8 +81,8 @@ def _includes(paths: tuple) -> dict[str, Any]:
 
 _include_option = click.option("--include", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
                                help="JSON output of doctor/probe/diagnose/profile/compare/fit to add as a section (recognised by its content).")
-_OUT_HELP = ("Write this summary (text, or --format json) to FILE.  Before 0.2 -o named the output folder; "
-             "a value without a report suffix (.json, .txt, …) is still taken as --out-dir, with a note.")
+_OUT_HELP = ("Write this summary (text, or --format json) to FILE.  A value without a report "
+             "suffix (.json, .txt, …) is taken as --out-dir (what -o used to mean), with a note.")
 
 
 @click.command()
@@ -162,8 +162,8 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
 @target_option()
 @torch_npu_option()
 @chip_option()
-@report_options(output_help="Write this summary (text, or --format json) to FILE.  Before 0.2 -o named the folder; a value "
-                            "without a report suffix is still taken as --out-dir, with a note.")
+@report_options(output_help="Write this summary (text, or --format json) to FILE.  A value without a report "
+                            "suffix is taken as --out-dir (what -o used to mean), with a note.")
 def report(project, from_json, include, out_dir, target, torch_npu, chip, fmt, output_file):
     """Render the HTML report for PROJECT (scan only), or re-render --from report.json, adding --include sections."""
     output_file, out = split_output_dir(output_file, out_dir)
