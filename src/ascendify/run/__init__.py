@@ -33,7 +33,7 @@ so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (ti
     ``start``     {pid, rank (int from RANK or null), argv, torch_npu (release used), chip, mode
                   ("shim"|"python"), limits: [str, ...] (what this mode cannot emulate), torch}
     ``fallback``  {op ("aten::linalg_inv_ex.inverse", "torchvision::nms"), kb_class, dtype (str|null),
-                  user_frame, stack}  -- once per op, when the CPU-fallback warning is printed (or raised)
+                  user_frame, stack, disabled (bool)}  -- once per op, when the CPU-fallback warning is printed (or raised)
     ``dtype``     {op, dtype ("torch.float64"), action: "warn"|"error", user_frame}  -- once per (op, dtype)
     ``autocast``  {device_type, dtype, user_frame}  -- once per (device_type, dtype, enabled) entered;
                   also for ``torch.autocast("cuda")`` switched off (dtype null, disabled: true)
@@ -42,10 +42,10 @@ so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (ti
                   -- the first one per user frame is written at once with count 1; totals per frame
                   are written again at exit (count = n)
     ``op``        at exit: {counts_by_class: {kb_class: n}, counts_by_op: {"aten::add.Tensor": n}}
-    ``device_summary`` at exit: {param_devices: {"npu:0": n, "cpu": n}, tensors_moved: {"npu": n, "cpu": n}}
-                  param_devices counts the parameters of every Module that was moved with
-                  .to()/.npu()/.cuda()/._apply() (or, if none was, of every Module constructed), by
-                  the device they are on at exit
+    ``device_summary`` at exit: {param_devices: {"npu:0": n, "cpu": n}, source: "moved modules" |
+                  "constructed modules"}: the parameters of every Module that was moved with
+                  .to()/.npu()/.cuda()/._apply() (or, if none was, of every Module constructed), counted
+                  by the device they are on at exit
     ``exception`` {type, message, traceback: [{file, line, function, code}], user_frame}  -- uncaught
                   exception (sys.excepthook and threading.excepthook, chained)
     ``end``       {exit_code}  -- at exit (SystemExit code, 1 after an uncaught exception, else 0)

@@ -26,37 +26,13 @@ def _msg(text: str) -> None:
 def check_torch() -> str:
     """The installed torch version; AscendifyError (one line naming the supported range) when
     torch is missing or outside :data:`ascendify.run.boot.SUPPORTED_TORCH`."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover - Python < 3.8
-        return ""
-    try:
-        from ascendify.run.boot import SUPPORTED_TORCH
-    except ImportError:
-        SUPPORTED_TORCH = None
-    try:
-        tv = version("torch")
-    except PackageNotFoundError:
-        rng = f" {SUPPORTED_TORCH[0]}–{SUPPORTED_TORCH[1]}" if SUPPORTED_TORCH else ""
-        raise AscendifyError(f"run needs torch{rng} (the CPU build) in this environment ({sys.executable}); "
-                             "pip install torch --index-url https://download.pytorch.org/whl/cpu") from None
-    if SUPPORTED_TORCH:
-        lo, hi = SUPPORTED_TORCH
-        try:
-            mm = tuple(int(x) for x in tv.split("+")[0].split(".")[:2])
-            ok = _mm(lo) <= mm <= _mm(hi)
-        except ValueError:
-            ok = True
-        if not ok:
-            raise AscendifyError(f"run supports torch {lo} to {hi}; this environment has torch {tv} "
-                                 f"(install a supported torch, e.g. pip install 'torch=={hi}.*')")
-    return tv
+    from ascendify.run import boot
 
-
-def _mm(v) -> tuple:
-    if isinstance(v, (tuple, list)):
-        return tuple(int(x) for x in v[:2])
-    return tuple(int(x) for x in str(v).split(".")[:2])
+    try:
+        return boot.check_torch()
+    except AscendifyError as exc:
+        msg = str(exc)
+        raise AscendifyError(msg[len("ascendify run: "):] if msg.startswith("ascendify run: ") else msg) from None
 
 
 def project_root_for(argv: Sequence[str], cwd: str) -> str:

@@ -193,14 +193,21 @@ def torchrun_nproc(argv: Sequence[str]) -> Optional[int]:
 
 
 # ----------------------------------------------------------------------------- the environment
+WATCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_watch")
+"""The sitecustomize that notes writes outside the project folder; the emulator's sitecustomize
+runs it as the one it shadows (``_watch/sitecustomize.py``)."""
+
+
 def child_env(config_path: str, base: Optional[dict] = None) -> dict:
-    """The environment of the run: ``ASCENDIFY_RUN_CONFIG`` and the emulator's site folder first
-    on ``PYTHONPATH`` (every Python process started under it inherits both)."""
+    """The environment of the run: ``ASCENDIFY_RUN_CONFIG``, the emulator's site folder first on
+    ``PYTHONPATH`` and the write watcher's second (every Python process started under it inherits
+    them)."""
     from ascendify.run import CONFIG_ENV, SITE_DIR
 
     env = dict(os.environ if base is None else base)
-    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) != SITE_DIR]
-    env["PYTHONPATH"] = os.pathsep.join([SITE_DIR, *parts])
+    ours = (SITE_DIR, WATCH_DIR)
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) not in ours]
+    env["PYTHONPATH"] = os.pathsep.join([SITE_DIR, WATCH_DIR, *parts])
     env[CONFIG_ENV] = config_path
     return env
 

@@ -1,0 +1,112 @@
+"""Build, cache and load the C++ shim (``npu_shim.cpp``) of mode "shim".
+
+The shared library is built once per torch version (and shim source) with
+``torch.utils.cpp_extension.load`` into ``<cache>/run/<torch-version>/`` where ``<cache>`` is
+``$ASCENDIFY_CACHE_DIR`` or ``~/.cache/ascendify``.  A stamp file next to it records the source hash, so
+later starts load the library directly (no compiler, no ninja: a few milliseconds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import time
+from typing import Optional
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "npu_shim.cpp")
+NAME = "ascendify_npu_shim"
+LAST_BUILD_SECONDS: "list[float]" = []
+
+
+def cache_dir() -> str:
+    import torch
+
+    root = os.environ.get("ASCENDIFY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ascendify")
+    return os.path.join(root, "run", "torch-" + torch.__version__.replace("+", "_"))
+
+
+def _source_hash() -> str:
+    with open(SOURCE, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()[:16]
+
+
+def _stamp_path(d: str) -> str:
+    return os.path.join(d, "stamp.txt")
+
+
+def cached_library() -> Optional[str]:
+    """Path of a built library for this torch and this shim source, or None."""
+    d = cache_dir()
+    try:
+        with open(_stamp_path(d), encoding="utf-8") as fh:
+            h, so = fh.read().split("\n")[:2]
+    except (OSError, ValueError):
+        return None
+    if h == _source_hash() and os.path.isfile(so):
+        return so
+    return None
+
+
+def compiler() -> Optional[str]:
+    """The C++ compiler cpp_extension would use, if one is on PATH."""
+    cxx = os.environ.get("CXX", "c++")
+    return shutil.which(cxx) or shutil.which("g++") or shutil.which("clang++")
+
+
+def can_build() -> bool:
+    if compiler() is None:
+        return False
+    try:
+        from torch.utils.cpp_extension import is_ninja_available
+    except ImportError:  # pragma: no cover - every supported torch has it
+        return False
+    return is_ninja_available()
+
+
+def build(verbose: bool = False) -> str:
+    """Build the shim if needed; return the path of the shared library (not loaded)."""
+    so = cached_library()
+    if so:
+        return so
+    from torch.utils.cpp_extension import load
+
+    d = cache_dir()
+    os.makedirs(d, exist_ok=True)
+    t0 = time.perf_counter()
+    if not verbose:
+        print("ascendify run: building the emulator's C++ shim for torch (once per torch version, ~15 s) ...",
+              file=sys.stderr, flush=True)
+    load(name=NAME, sources=[SOURCE], is_python_module=False, build_directory=d, extra_cflags=["-O1"],
+         verbose=verbose)
+    LAST_BUILD_SECONDS.append(time.perf_counter() - t0)
+    so = os.path.join(d, NAME + ".so")
+    if not os.path.isfile(so):  # pragma: no cover - cpp_extension's naming
+        cands = [f for f in os.listdir(d) if f.startswith(NAME) and f.endswith((".so", ".pyd", ".dylib"))]
+        so = os.path.join(d, cands[0])
+    tmp = _stamp_path(d) + f".{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(_source_hash() + "\n" + so + "\n")
+    os.replace(tmp, _stamp_path(d))
+    return so
+
+
+def load_library() -> str:
+    """Build if needed and load the shim into this process (torch.ops.ascendify_npu.*)."""
+    import torch
+
+    so = build()
+    if not hasattr(torch.ops, "ascendify_npu") or not _loaded():
+        torch.ops.load_library(so)
+    return so
+
+
+def _loaded() -> bool:
+    import torch
+
+    try:
+        torch.ops.ascendify_npu.as_cpu
+    except (AttributeError, RuntimeError):
+        return False
+    return True
