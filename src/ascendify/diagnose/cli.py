@@ -106,11 +106,13 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
             out.append(f"First error{' in time' if when else ''}{rank}{when}: {e.file}:{e.line} ({fe.title}).")
         if report.context:
             parts = []
-            for k, label in (("chip", "chip"), ("torch_npu", "torch_npu"), ("torch", "torch"), ("cann", "CANN")):
+            for k, label in (("chip", "chip"), ("torch_npu", "torch_npu"), ("torch", "torch"), ("cann", "CANN"),
+                             ("framework", "framework")):
                 v = report.context.get(k)
                 if v:
                     src = "--" + k.replace("_", "-") if v.get("from") == "option" else f"{v['file']}:{v['line']}"
-                    parts.append(f"{label} {v['value']} ({src})")
+                    vers = " ".join(f"{a} {b}" for a, b in (v.get("versions") or {}).items())
+                    parts.append(f"{label} {v['value']}{' (' + vers + ')' if vers else ''} ({src})")
             out.append("Context: " + "; ".join(parts) + ".")
         out.append("")
     for i, f in enumerate(shown, 1):
@@ -135,6 +137,12 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
             shown_details = {k: v for k, v in f.details.items() if k not in ("context_advice", "wrapped_codes", "chain")}
             if shown_details:
                 out.append(f"   {'details':<9}" + ", ".join(f"{k}={v}" for k, v in shown_details.items()))
+        if f.reason and f.reason not in f.title:
+            out += _wrap("reason", f.reason)
+        if f.known_issue:
+            k = f.known_issue
+            out += _wrap("known", f"{k['id']} (match {k['confidence']:.2f}): {k['title']} <{k['url']}>"
+                         + (f" {k['fix_note']}" if k.get("fix_note") else ""))
         if f.details.get("wrapped_codes"):
             out.append(f"   {'wraps':<9}" + ", ".join(f.details["wrapped_codes"]) + " (generic codes printed with it)")
         out += _wrap("cause", f.cause)

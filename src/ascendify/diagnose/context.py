@@ -39,13 +39,48 @@ _CANN = [
     re.compile(r"ascend-toolkit/(\d+\.\d+\.(?:RC\d+|\d+)(?:\.(?:alpha|beta)\d+)?)"),
     re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:RC\d+|\d+)(?:\.(?:alpha|beta)\d+)?)", re.IGNORECASE),
 ]
+_N = r"v?(\d+\.\d+(?:\.\d+)?(?:\.?(?:post|rc|dev|a|b)\d+)*(?:\+[\w.]+)?)"
+_PKG_VER = r"(?:\s{0,4}(?:==|version\s{0,4}[:=]?|:)\s{0,4}|\s{1,30})" + _N
+FRAMEWORKS = [
+    # (framework, version key, what marks it: regexes whose group 1 (when present) is the version)
+    ("vllm", "vllm-ascend", [re.compile(r"(?<![\w-])vllm[_-]ascend" + _PKG_VER, re.IGNORECASE),
+                             re.compile(r"(?<![\w-])vllm[_-]ascend\b", re.IGNORECASE),
+                             re.compile(r"Platform plugin ascend is activated")]),
+    ("vllm", "vllm", [re.compile(r"vLLM API server version " + _N), re.compile(r"Initializing a V\d LLM engine \(" + _N),
+                      re.compile(r"(?<![\w-])vllm(?:==|\s{1,4}version\s{0,4}:?\s{0,4})" + _N, re.IGNORECASE),
+                      re.compile(r"(?<![\w-])vllm serve\b"), re.compile(r"\bvllm[./](?:entrypoints|engine|worker|v1|executor|model_executor)\b")]),
+    ("sglang", "sglang", [re.compile(r"(?<![\w-])sglang" + _PKG_VER, re.IGNORECASE), re.compile(r"\bsglang[./](?:launch_server|srt)\b")]),
+    ("lmdeploy", "lmdeploy", [re.compile(r"(?<![\w-])lmdeploy" + _PKG_VER, re.IGNORECASE), re.compile(r"\blmdeploy\b")]),
+    ("mindie", "mindie", [re.compile(r"\bmindie" + _PKG_VER, re.IGNORECASE), re.compile(r"\b(?:MindIE|mindie)(?:[_-]?(?:service|llm|torch|rt))?\b")]),
+    ("llamafactory", "llamafactory", [re.compile(r"\bllamafactory" + _PKG_VER, re.IGNORECASE),
+                                      re.compile(r"\b(?:llamafactory(?:-cli)?|LLaMA-Factory|LlamaFactory)\b")]),
+    ("ms-swift", "ms-swift", [re.compile(r"\bms[_-]swift" + _PKG_VER, re.IGNORECASE),
+                              re.compile(r"\b(?:ms[_-]swift|swift/(?:cli|llm|megatron)|swift (?:sft|pt|rlhf|infer|deploy))\b")]),
+    ("mindspeed", "mindspeed", [re.compile(r"\bmindspeed(?:[_-]llm)?" + _PKG_VER, re.IGNORECASE),
+                                re.compile(r"\b(?:mindspeed|MindSpeed)(?:[_-](?:llm|LLM|mm|MM|rl|RL))?\b")]),
+    ("megatron", "megatron", [re.compile(r"\bmegatron[./](?:core|training|legacy)\b"), re.compile(r"\bpretrain_gpt\.py\b"),
+                              re.compile(r"--tensor-model-parallel-size\b")]),
+    ("deepspeed", "deepspeed", [re.compile(r"DeepSpeed info: version=" + _N), re.compile(r"\bdeepspeed" + _PKG_VER, re.IGNORECASE),
+                                re.compile(r"\[deepspeed\]|\bdeepspeed[./](?:runtime|launcher|ops)\b|\bDeepSpeed\b")]),
+    ("triton-ascend", "triton-ascend", [re.compile(r"\btriton[_-]ascend" + _PKG_VER, re.IGNORECASE),
+                                        re.compile(r"\btriton[_-]ascend\b", re.IGNORECASE)]),
+]
+FRAMEWORK_RANK = {"vllm": 0, "sglang": 0, "lmdeploy": 0, "mindie": 0, "llamafactory": 1, "ms-swift": 1, "mindspeed": 1,
+                  "megatron": 2, "deepspeed": 3, "triton-ascend": 4}
+"""A framework of a lower rank wins over one found before it (LLaMA-Factory runs on DeepSpeed; MindSpeed on Megatron)."""
+FRAMEWORK_TRIGGERS = (b"vllm", b"vLLM", b"VLLM", b"sglang", b"lmdeploy", b"indspeed", b"indSpeed", b"egatron",
+                      b"pretrain_gpt", b"tensor-model-parallel", b"eepspeed", b"eepSpeed", b"lamafactory", b"LaMA-Factory",
+                      b"lamaFactory", b"swift", b"indIE", b"indie", b"triton-ascend", b"triton_ascend")
+
 TRIGGERS_BY_KEY = {
     "chip": (b"oc_version", b"ocVersion", b"Ascend910", b"Ascend310", b"Ascend950", b"910B", b"910C", b"910A", b"310P"),
     "torch_npu": (b"torch", b"Torch"),
     "torch": (b"torch", b"Torch"),
     "cann": (b"CANN", b"cann-toolkit", b"ascend-toolkit"),
+    "framework": FRAMEWORK_TRIGGERS,
 }
 TRIGGERS = tuple(dict.fromkeys(t for ts in TRIGGERS_BY_KEY.values() for t in ts))
+_FW_LOW = tuple(dict.fromkeys(t.decode().lower() for t in FRAMEWORK_TRIGGERS))
 """Byte strings the scanner's trigger adds so that banner and ``npu-smi`` lines reach :meth:`Context.feed`."""
 
 
@@ -104,12 +139,42 @@ class Context:
                 m = _TORCH.search(text)
                 if m and versions_kb.base_version(m.group(1)):
                     self._set("torch", m.group(1), file, line, text)
+        fw = self.values.get("framework")
+        if (fw is None or FRAMEWORK_RANK[fw["value"]] > 1 or len(fw["versions"]) < 2) and any(w in low for w in _FW_LOW):
+            self.feed_framework(text, file, line)
         if "cann" not in self.values and ("cann" in low or "toolkit" in low):
             for rx in _CANN:
                 m = rx.search(text)
                 if m and versions_kb.cann_key(m.group(1)):
                     self._set("cann", m.group(1), file, line, text)
                     break
+
+    def feed_framework(self, text: str, file: str, line: int) -> None:
+        """Framework (vLLM, MindSpeed, …) and its version from one line; a more specific framework found later
+        replaces a base one (:data:`FRAMEWORK_RANK`), versions of each package are kept under ``versions``."""
+        cur = self.values.get("framework")
+        for name, vkey, rxs in FRAMEWORKS:
+            for rx in rxs:
+                m = rx.search(text)
+                if m is None:
+                    continue
+                ver = m.group(1) if m.groups() else None
+                if cur is None or (FRAMEWORK_RANK[name] < FRAMEWORK_RANK[cur["value"]]):
+                    cur = self.values["framework"] = {"value": name, "from": "log", "file": file, "line": line,
+                                                      "text": text[:200].strip(), "versions": dict(cur["versions"]) if cur else {}}
+                if ver and vkey not in cur["versions"]:
+                    cur["versions"][vkey] = ver
+                    if vkey == name or (name == "vllm" and "version" not in cur):
+                        cur.setdefault("version", ver)
+                break
+
+    def versions(self) -> dict:
+        """``{"torch_npu": …, "cann": …, "torch": …, "vllm": …, "vllm-ascend": …}``: the versions the log (or options) show."""
+        out = {k: v["value"] for k, v in self.values.items() if k in ("torch_npu", "cann", "torch") and v.get("value")}
+        fw = self.values.get("framework")
+        if fw:
+            out.update(fw.get("versions", {}))
+        return out
 
     # ------------------------------------------------------------------ advice
 

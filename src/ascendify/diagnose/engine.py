@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
@@ -68,6 +69,11 @@ MAX_CHAINS = 10000
 LAUNCHER_EXCEPTIONS = ("ChildFailedError",)
 """torch.distributed.elastic reports that a worker failed: a consequence of that worker's error."""
 SEV_ORDER = {"error": 0, "warning": 1}
+QUERY_HEAD = 64
+QUERY_TAIL = 192
+"""Matched lines kept (first and last, 400 chars each) for matching known issues against the whole log."""
+KI_FINDINGS = 6
+"""Error findings (first in ranking) matched against the known issues, each by its own evidence."""
 
 _CODE_SHAPE = re.compile(r"E[0-9A-Z][0-9]{4}|ERR[0-9]{5}|[1-5][0-9]{5}")
 _ACL_CLASS = {"1": "parameter / usage error", "2": "resource error", "3": "storage / sub-health error", "5": "internal error"}
@@ -225,6 +231,7 @@ class Report:
                 "root_cause": self.findings[0].id if self.findings and self.findings[0].severity == "error" else None,
                 "first_error": None if fe is None else fe.evidence[0].to_dict(),
                 "first_failure": first_failure,
+                "framework": (self.context.get("framework") or {}).get("value"),
             },
             "context": self.context,
             "findings": [dict(f.to_dict(), order=i + 1) for i, f in enumerate(self.findings)],
@@ -264,6 +271,8 @@ class Aggregator:
         self.chains: dict = {}  # (file, chain) -> [(pos, link, [fid])]
         self.symptoms = metrics_mod.load_symptoms()
         self.bare: list = []  # exception lines outside tracebacks that no entry explains (a fallback)
+        self.query_head: list = []  # the first QUERY_HEAD matched line texts (known-issue retrieval over the whole log)
+        self.query_tail: deque = deque(maxlen=QUERY_TAIL)  # and the last QUERY_TAIL
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -279,6 +288,11 @@ class Aggregator:
         m = hit.match
         if not (m.signatures or m.cann_codes or m.acl_codes or m.err_codes or hit.exc is not None or hit.reason):
             return
+        qt = hit.text[:400]
+        if len(self.query_head) < QUERY_HEAD:
+            self.query_head.append(qt)
+        else:
+            self.query_tail.append(qt)
         key = (hit.file, hit.rank)
         blk = self.blocks.get(key)
         if blk is None and hit.rank is None:
@@ -701,6 +715,7 @@ class Aggregator:
                 c = self._antecedent(f, [x for x in consequences if x.first_time is not None])
             if c is not None:
                 f.consequence_of = c.label()
+        self._known_issues(out)
         for f in out:
             extra = advice_for(f, self.context)
             if extra:
@@ -708,6 +723,50 @@ class Aggregator:
                 f.details["context_advice"] = extra
             f.confidence = confidence(f)
         return out
+
+
+    def _known_issues(self, out: list) -> None:
+        """Match the first error findings (each by its evidence, reason and exception) against the known issues;
+        when none matches, the log's matched lines as a whole; the matched issue's fix leads the finding's fix
+        when the finding is generic (a wrapper, a reason, an exception no entry explains) or the match is close."""
+        errors = [f for f in out if f.severity == "error"]
+        if not errors and not self.query_head:
+            return
+        try:
+            idx = ki_mod.load()
+        except (OSError, ValueError):
+            return
+        if not idx.records:
+            return
+        fw = (self.context.values.get("framework") or {}).get("value")
+        versions = self.context.versions()
+        matched = False
+        for f in errors[:KI_FINDINGS]:
+            q = [e.text for e in f.evidence] + [f.reason, f.title]
+            if f.exception:
+                q.append(f"{f.exception['type']}: {f.exception['message']}")
+            m = idx.best([x for x in q if x], framework=fw)
+            if m is not None:
+                self._attach(f, m, versions)
+                matched = True
+        if not matched:
+            m = idx.best(self.query_head + list(self.query_tail), framework=fw)
+            if m is not None and errors:
+                self._attach(errors[0], m, versions)
+
+    def _attach(self, f: Finding, m, versions: dict) -> None:
+        rec = m.record
+        note = ki_mod.compare_fixed(rec, versions)
+        f.known_issue = dict(m.to_dict(), fix_note=note or None)
+        ref = f"known issue {rec['id']} ({rec['url']}, match {m.confidence:.2f})"
+        lead = f.generic or f.role == "wrapper" or f.family in ("reason", "python", "cann-code", "acl-code", "torch-npu-code") \
+            or m.confidence >= 0.8
+        if lead:
+            f.cause = f"{rec['cause']} ({ref}.) " + f.cause
+            f.fix = rec["fix"].rstrip(". ") + "." + (f" {note}" if note else "") + " Otherwise: " + f.fix
+        else:
+            f.fix = f.fix.rstrip() + f" Also a {ref}: {rec['fix'].rstrip('. ')}." + (f" {note}" if note else "")
+        f.base_confidence = max(f.base_confidence, round(0.5 + 0.4 * m.confidence, 2))
 
 
 def versions_source() -> str:
