@@ -79,3 +79,73 @@ def test_out_dir_write_error_names_out_dir(tmp_path, monkeypatch):
     assert r.code == 2
     line = [ln for ln in r.err.splitlines() if "error" in ln][0]
     assert "--out-dir" in line and "--output " not in line and "--output folder" not in line, line
+
+
+# --------------------------------------------------------------------------- artefacts into a folder that cannot be written
+@pytest.fixture
+def ro_dir(tmp_path):
+    """A folder nobody can create files in: mode 0o555, or for root (who ignores modes) the
+    immutable attribute (chattr +i); skipped where neither holds."""
+    import shutil
+    import subprocess
+
+    d = tmp_path / "read-only"
+    d.mkdir()
+    root = os.geteuid() == 0
+    if root:
+        if not shutil.which("chattr") or subprocess.run(["chattr", "+i", str(d)], capture_output=True).returncode:
+            pytest.skip("running as root without chattr: cannot make a folder unwritable")
+    else:
+        d.chmod(0o555)
+    try:
+        try:
+            (d / "probe").write_text("x")
+            pytest.skip("this file system lets the folder be written")
+        except OSError:
+            pass
+        yield d
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(d)], capture_output=True)
+        else:
+            d.chmod(0o755)
+
+
+def _blocked(ro_dir, name: str) -> str:
+    return str(ro_dir / name)
+
+
+def _one_line_error(r, target: str):
+    assert r.code == 2, r.err
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ascendify: error: "), r.err
+    assert "internal error" not in r.err and "Traceback" not in r.err
+    assert os.path.dirname(target) in lines[0], lines[0]
+
+
+def test_export_onnx_into_unwritable_folder(ro_dir):
+    pytest.importorskip("onnx")
+    target = _blocked(ro_dir, "m.onnx")
+    r = run_cli("export", "tests.export.toy_models:cnn", "--input", "x:1,3,32,32:float32", "--onnx", target)
+    _one_line_error(r, target)
+
+
+def test_baseline_npz_into_unwritable_folder(tmp_path, ro_dir):
+    import numpy as np
+
+    data = tmp_path / "data"
+    data.mkdir()
+    np.save(data / "s0.npy", np.random.default_rng(0).random((1, 3, 32, 32), dtype=np.float32))
+    target = _blocked(ro_dir, "b.npz")
+    r = run_cli("baseline", "tests.export.toy_models:cnn", "--data", str(data), "--npz", target)
+    _one_line_error(r, target)
+
+
+def test_profile_plot_into_unwritable_folder(tmp_path, ro_dir):
+    pytest.importorskip("matplotlib")
+    from tests.profile.test_profile import KD_OWN, STEP_TRACE, run_dir
+
+    d = run_dir(tmp_path, kernel_details__csv=KD_OWN, step_trace_time__csv=STEP_TRACE)
+    target = _blocked(ro_dir, "c.svg")
+    r = run_cli("profile", d, "--plot", target)
+    _one_line_error(r, target)

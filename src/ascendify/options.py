@@ -326,6 +326,28 @@ def envelope(command: str, doc):
     return {**head, **{k: v for k, v in doc.items() if k not in head}}
 
 
+def check_writable(path: str, option: str) -> None:
+    """Fail early, in one line, when the artefact ``path`` (``option``: ``--onnx``, ``--npz``,
+    ``--plot`` …) cannot be written: its folder is missing, is not a folder, or refuses a new file
+    (read-only mount, permissions, an immutable folder).  A probe file is created there with
+    ``tempfile`` and removed at once.  Raises :class:`AscendifyError`."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise AscendifyError(f"{option} {path}: the folder {folder} does not exist; create it or choose another path")
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".ascendify-", suffix=".tmp")
+    except OSError as exc:
+        raise AscendifyError(f"{option} {path}: cannot write into {folder} ({exc.strerror or exc}); "
+                             "choose another folder") from None
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass
+
+
 def pyplot_for(path: str, hint: str = "") -> tuple:
     """``(pyplot, "png" | "svg")`` — matplotlib's pyplot (Agg backend) and the savefig format for
     the ``--plot`` chart ``path``: the one
@@ -334,6 +356,7 @@ def pyplot_for(path: str, hint: str = "") -> tuple:
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".png", ".svg"):
         raise AscendifyError(f"--plot {path}: expected a .png or .svg file name")
+    check_writable(path, "--plot")
     try:
         import matplotlib
 

@@ -103,6 +103,9 @@ def baseline(model: str, data: str, npz_path: Optional[str], fmt: str, output_fi
         npz_path, output_file = output_file, None
     if not npz_path:
         raise AscendifyError("baseline needs the .npz file to write: --npz FILE.npz")
+    from ascendify.options import check_writable
+
+    check_writable(npz_path, "--npz")
     out = npz_path
     pre = None
     if image_size or normalize or raw_pixels or layout.upper() != "NCHW":

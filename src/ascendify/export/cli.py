@@ -12,7 +12,7 @@ from typing import Any, Optional
 import click
 
 from ascendify.errors import AscendifyError
-from ascendify.options import (chip_option, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, envelope, input_option,
+from ascendify.options import (check_writable, chip_option, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, envelope, input_option,
                                report_options)
 
 @click.command("export")
@@ -60,6 +60,7 @@ def export(factory: str, inputs: tuple[str, ...], onnx_path: Optional[str], dyna
         onnx_path, output_file = output_file, None
     if not onnx_path:
         raise AscendifyError("export needs the ONNX file to write: --onnx FILE.onnx")
+    check_writable(onnx_path, "--onnx")  # before the export, not after minutes of it
     if deprecated_value("json_flag", False) and fmt == "text":
         fmt = "json"
     out = onnx_path

@@ -164,6 +164,10 @@ def analyze_cmd(directory, top, fmt, output_file, plot, cann, skip_first_step) -
     from ascendify.profile.analyze import analyze
 
     chart = deprecated_value("plot", plot)
+    if chart:
+        from ascendify.options import check_writable
+
+        check_writable(chart, "--plot")
     rep = analyze(directory, top=top, cann=cann, skip_first_step=skip_first_step)
     if chart:
         from ascendify.profile.chart import write_chart
