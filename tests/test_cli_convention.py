@@ -151,12 +151,11 @@ def test_format_json_is_valid_json(bundled, path):
 
 
 def _envelope(doc, path):
-    """Every JSON report (but the `rules` list) starts with tool, version and command."""
+    """Every JSON report starts with tool, version and command (`rules` too: its list under "rules")."""
     from ascendify import __version__
 
     if path == "rules":
-        assert isinstance(doc, list) and {"code", "name", "severity"} <= set(doc[0])
-        return
+        assert {"code", "name", "severity"} <= set(doc["rules"][0]) and doc["count"] == len(doc["rules"])
     assert list(doc)[:3] == ["tool", "version", "command"], (path, list(doc)[:5])
     assert (doc["tool"], doc["version"], doc["command"]) == ("ascendify", __version__, path)
 

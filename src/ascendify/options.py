@@ -317,7 +317,7 @@ def emit_rendered(render: Callable, output_file: Optional[str], *args, **kwargs)
 def envelope(command: str, doc):
     """Every JSON report starts with the same three keys: ``tool`` ("ascendify"), ``version``
     and ``command`` (e.g. "scan", "profile analyze"); the command's own keys follow.  A list
-    (``rules``) is returned as it is."""
+    is returned as it is (no command gives one: ``rules`` puts its list under "rules")."""
     if not isinstance(doc, dict):
         return doc
     from ascendify import __version__

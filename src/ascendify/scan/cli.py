@@ -243,7 +243,10 @@ def rules_cmd(fmt, output_file, category):
                                  f"(or a code prefix: {', '.join(prefixes)})")
     rules = [r for r in everything if category is None or category.lower() in (r.category.lower(), r.prefix.lower())]
     if fmt == "json":
-        emit(json.dumps([r.__dict__ | {"category": r.category} for r in rules], indent=2, ensure_ascii=False) + "\n", output_file)
+        from ascendify.options import envelope
+
+        doc = {"category": category, "count": len(rules), "rules": [r.__dict__ | {"category": r.category} for r in rules]}
+        emit(json.dumps(envelope("rules", doc), indent=2, ensure_ascii=False) + "\n", output_file)
         return 0
     out = []
     if fmt == "markdown":
