@@ -85,6 +85,7 @@ _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.+-]*/)+([\w.+-]+)")
 _CODE_NUM = re.compile(r"(?:error code is|error code:|ret(?:code)?\s*[=:]|errno\s*[=:]|code\s*[=:]|error\s*=)\s*(-?\d{3,6})\b",
                        re.IGNORECASE)
 _KEEP = re.compile(r"\b(E[0-9A-Z]\d{4}|ERR\d{5}|EI\d{4}|EL\d{4})\b")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _TOKEN = re.compile(r"[a-z_][a-z0-9_]*[a-z0-9]|[a-z]{2,}")
 _CAMEL = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+(?![a-z])")
 STOP = frozenset("""a an the is are was were be been of to in on at by for from with as or and if it its this that these those
@@ -124,13 +125,16 @@ def _mask_digits_keep_codes(s: str) -> str:
 
 def tokens(text: str) -> list:
     """Tokens of ``text`` after :func:`normalise`: lower-case words, identifiers, and their
-    camelCase / snake_case parts (``aclnnFlashAttentionScore`` → also ``flash``, ``attention``, ``score``)."""
+    camelCase / snake_case parts (``aclnnFlashAttentionScore`` → also ``flash``, ``attention``, ``score``);
+    runs of Chinese characters as character bigrams."""
     out = []
     for code in _KEEP.findall(text):
         out.append(code.lower())
     for m in _CODE_NUM.finditer(text):
         out.append("code" + m.group(1).lstrip("-"))
     norm = normalise(text)
+    for run in _CJK.findall(norm):  # Chinese messages (CANN / MindIE FAQs): character bigrams
+        out += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
     for raw in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", norm):
         low = raw.lower()
         if len(low) < 2 or low in STOP:
