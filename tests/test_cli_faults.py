@@ -149,3 +149,22 @@ def test_profile_plot_into_unwritable_folder(tmp_path, ro_dir):
     target = _blocked(ro_dir, "c.svg")
     r = run_cli("profile", d, "--plot", target)
     _one_line_error(r, target)
+
+
+# --------------------------------------------------------------------------- diagnose text
+def test_diagnose_text_shows_oom_numbers_not_a_dict(tmp_path):
+    log = tmp_path / "oom.log"
+    log.write_text('Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    x = torch.empty(1)\n'
+                   "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.00 GiB total capacity)\n")
+    out = run_cli("diagnose", str(log)).out
+    assert "requested=" not in out and "explain=[]" not in out and "verdict=" not in out and "unit=MiB" not in out, out
+    mem = [ln for ln in out.splitlines() if ln.strip().startswith("memory")]
+    assert mem == ["   memory   real shortage: requested 2.00 GiB on NPU 0 (60.00 GiB total capacity)"], out
+
+
+def test_diagnose_details_rendered_as_words():
+    from ascendify.diagnose.cli import details_text
+
+    assert details_text({"first_step": 120, "loss_scale": 1.0, "record": "loss", "ranks": [0, 3]}) == \
+        "first step 120; loss scale 1; record loss; ranks 0, 3"
+    assert details_text({"context_advice": "x", "chain": "y", "wrapped_codes": ["EZ9999"]}) == ""

@@ -82,6 +82,46 @@ def _timeline(report: Report) -> Optional[str]:
     return out + "."
 
 
+_INTERNAL_DETAILS = frozenset({"context_advice", "wrapped_codes", "chain", "advice", "explain", "unit", "verdict",
+                               "cached_unused", "outside"})
+"""Details printed elsewhere (fix, note, wraps, the memory line) or only for JSON."""
+_OOM_NUMBERS = ("requested", "total", "allocated", "active", "free", "allowed", "reserved", "device")
+
+
+def _value_text(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_value_text(x) for x in v)
+    return str(v)
+
+
+def details_text(details: dict) -> str:
+    """A finding's extra fields in words for the text report (``first step 120; loss scale 1``),
+    without those printed on their own lines or kept for JSON; "" when nothing is left."""
+    skip = set(_INTERNAL_DETAILS) | (set(_OOM_NUMBERS) if "verdict" in details else set())
+    return "; ".join(f"{k.replace('_', ' ')} {_value_text(v)}" for k, v in details.items()
+                     if k not in skip and v not in (None, "", [], {}))
+
+
+def oom_line(d: dict) -> str:
+    """``real shortage: requested 2.00 GiB on NPU 0 (60.00 GiB total capacity)`` from an OOM
+    finding's details (numbers in MiB, ``diagnose.oom``)."""
+    from ascendify.diagnose.oom import fmt
+
+    text = str(d["verdict"])
+    if isinstance(d.get("requested"), (int, float)):
+        text += f": requested {fmt(d['requested'])}"
+        if d.get("device") is not None:
+            text += f" on NPU {d['device']}"
+        have = [f"{fmt(d[k])} {label}" for k, label in (("total", "total capacity"), ("allocated", "allocated"),
+                                                       ("reserved", "reserved"), ("free", "free"))
+                if isinstance(d.get(k), (int, float))]
+        if have:
+            text += f" ({', '.join(have)})"
+    return text
+
+
 def render_text(report: Report, max_findings: Optional[int] = None) -> str:
     d = report.to_dict()["summary"]
     out = [headline(report)]
@@ -129,14 +169,14 @@ def render_text(report: Report, max_findings: Optional[int] = None) -> str:
         if f.frame:
             label = "code" if is_user_frame(f.frame["path"]) else "library"  # no frame of the user's own code in the traceback
             out.append(f"   {label:<9}{f.frame['path']}:{f.frame['line']} in {f.frame['function']}")
-        if f.details.get("explain"):
-            out.append(f"   {'memory':<9}{f.details['verdict']}")
-            for line in f.details["explain"]:
+        if f.details.get("verdict"):
+            out.append(f"   {'memory':<9}{oom_line(f.details)}")
+            for line in f.details.get("explain") or ():
                 out.append(f"   {'':<9}{line}")
         else:
-            shown_details = {k: v for k, v in f.details.items() if k not in ("context_advice", "wrapped_codes", "chain")}
+            shown_details = details_text(f.details)
             if shown_details:
-                out.append(f"   {'details':<9}" + ", ".join(f"{k}={v}" for k, v in shown_details.items()))
+                out += _wrap("details", shown_details)
         if f.reason and f.reason not in f.title:
             out += _wrap("reason", f.reason)
         if f.known_issue:
