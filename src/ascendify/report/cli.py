@@ -94,9 +94,12 @@ _OUT_HELP = ("Write this summary (text, or --format json) to FILE.  A value with
 @input_option("Probe input spec, e.g. x:2,3,32,32:float32 (repeatable).")
 @click.option("--no-doctor", is_flag=True, help="Do not run `ascendify doctor`.")
 @_include_option
+@click.option("--verify", "verify_cmd", default=None, metavar="CMD",
+              help="After migrating, run CMD (e.g. 'python train.py --steps 3') in the migrated copy under `ascendify run` "
+                   "(an emulated Ascend host); the report shows the outcome; a failing run exits 1 (unless --fail-on never).")
 @report_options(output_help=_OUT_HELP)
 def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config,
-            cache_dir, no_cache, jobs, fail_on, unsafe_fixes, probe_spec, inputs, no_doctor, include, fmt, output_file):
+            cache_dir, no_cache, jobs, fail_on, unsafe_fixes, probe_spec, inputs, no_doctor, include, verify_cmd, fmt, output_file):
     """Scan PROJECT, write its migrated copy to DIR/project and a migration report to DIR/report/index.html.
 
     Takes the options of `scan` and `fix`.  Exit code as `fix`: 1 if a finding at or
@@ -135,7 +138,10 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     if fit is not None:
         sections["fit"] = fit
     sections.update(_includes(include))
+    verified = verify_section(verify_cmd, migrated, settings) if verify_cmd else None
     report = build_report(project, result, run, settings, sections, migrated_dir=migrated)
+    if verified is not None:
+        report["verify"] = verified
     try:
         index = render_site(report, report_dir)
     except OSError as exc:
@@ -143,15 +149,70 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     s = report["summary"]
     paths = {"migrated_copy": migrated, "change_log": os.path.join(report_dir, "changes.csv"), "report": index}
     if fmt == "json":
-        emit_json(envelope("migrate", {"summary": s, "paths": paths,
-                   "torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}), output_file)
+        doc = {"summary": s, "paths": paths, "torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}
+        if verified is not None:
+            doc["verify"] = verified
+        emit_json(envelope("migrate", doc), output_file)
     else:
         emit(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {s['findings'] - s['fixed']} need a person\n"
              f"{target_line(settings)}\n"
-             f"migrated copy: {migrated}\n"
+             + (f"verified by running: {verified['summary']}\n" if verified is not None else "")
+             + f"migrated copy: {migrated}\n"
              f"change log:    {paths['change_log']}\n"
              f"report:        {index}\n", output_file)
-    return _exit_code(run.remaining, settings.fail_on, result.problems + run.problems)
+    code = _exit_code(run.remaining, settings.fail_on, result.problems + run.problems)
+    if verified is not None and not verified.get("ok") and settings.fail_on != "never":
+        code = max(code, 1)
+    return code
+
+
+def verify_section(cmd: str, migrated: str, settings) -> dict:
+    """Run ``cmd`` in the migrated copy under ``ascendify run`` (the program's output goes to
+    standard error) and summarise it for the report: ``{command, ok, exit_code, summary,
+    first_failure, fallbacks, parameters, autocast, gradscaler, run}``; a command that cannot
+    start is a failed verification with the reason."""
+    import shlex
+
+    from ascendify.run.cli import execute
+    from ascendify.run.launch import LaunchError
+
+    try:
+        argv = shlex.split(cmd)
+    except ValueError as exc:
+        raise AscendifyError(f"--verify {cmd!r}: not a command line ({exc})")
+    if not argv:
+        raise AscendifyError("--verify needs a command, e.g. --verify 'python train.py --steps 3'")
+    click.echo(f"== verifying the migrated copy: ascendify run -- {cmd}   (in {migrated})", err=True)
+    try:
+        doc = execute(argv, torch_npu=settings.torch_npu, chip=settings.chip, cwd=migrated, stdout=sys.stderr.fileno())
+    except LaunchError as exc:
+        return {"command": cmd, "cwd": migrated, "ok": False, "exit_code": exc.code, "summary": f"did not start: {exc}",
+                "first_failure": None, "fallbacks": [], "parameters": None, "autocast": [], "gradscaler": None}
+    first = doc.get("first_failure")
+    params = doc.get("parameters") or {}
+    ok = doc["exit_code"] == 0 and not params.get("loud")
+    if doc["exit_code"] != 0:
+        where = ""
+        if first and first.get("user_frame"):
+            uf = first["user_frame"]
+            where = f" at {uf.get('path')}:{uf.get('line')}"
+        what = f"{first['type']}: {first['message']}" if first else "no Python exception recorded"
+        summary = f"exit {doc['exit_code']}: fails{where} ({' '.join(str(what).split())[:200]})"
+    elif params.get("on") == "npu":
+        summary = "exit 0: runs, parameters on the NPU"
+    elif params.get("loud"):
+        summary = "exit 0: runs, but " + params.get("message", "")
+    else:
+        summary = "exit 0: runs"
+    if doc.get("fallbacks"):
+        summary += f"; {len(doc['fallbacks'])} CPU fallback op(s)"
+    if doc.get("dtype_findings"):
+        summary += f"; {len(doc['dtype_findings'])} dtype finding(s)"
+    return {"command": cmd, "cwd": migrated, "ok": ok, "exit_code": doc["exit_code"], "summary": summary,
+            "first_failure": first, "fallbacks": doc.get("fallbacks", []), "dtype_findings": doc.get("dtype_findings", []),
+            "parameters": params,
+            "autocast": doc.get("autocast", []), "gradscaler": doc.get("gradscaler"), "emulated": doc.get("emulated"),
+            "host_syncs": (doc.get("host_syncs") or {}).get("total", 0)}
 
 
 @click.command()

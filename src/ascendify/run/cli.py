@@ -96,9 +96,11 @@ def execute(command: Sequence[str], *, torch_npu: Optional[str] = None, chip: Op
         shutil.rmtree(tmp, ignore_errors=True)
     emulated = {"torch_npu": release, "torch_npu_reason": reason, "chip": chip or "Ascend910B3", "devices": ndev, "mode_requested": mode}
     starts = [e for evs in events.values() for e in evs if e.get("kind") == "start"]
-    if starts and starts[0].get("torch_npu") and starts[0]["torch_npu"] != release:
-        emulated["release_note"] = f"torch_npu {release} requested; the emulator used the KB of {starts[0]['torch_npu']}"
-        emulated["torch_npu"] = starts[0]["torch_npu"]
+    used = starts[0].get("torch_npu") if starts else None
+    if used and used != release and not used.startswith(release + ".post"):
+        emulated["release_note"] = f"torch_npu {release} requested; the emulator used the KB of {used}"
+    if used:
+        emulated["torch_npu"] = used
     if starts and starts[0].get("chip"):
         emulated["chip"] = starts[0]["chip"]
     doc = rep.build(events, exit_code=code, command=argv, cwd=cwd, project_root=root, emulated=emulated,

@@ -111,8 +111,8 @@ def resolve_command(argv: Sequence[str], cwd: Optional[str] = None, path: Option
     if name in _PYTHON_NAMES or (name.startswith("python") and found and same_environment(found)):
         # the emulator lives in this environment: a bare `python` is this interpreter
         if found is not None and not same_environment(found):
-            notes.append(f"`{name}` on PATH is {found}; ran {sys.executable} instead, the interpreter ascendify "
-                         f"(and its emulator) is installed in (name an interpreter by its path to use another)")
+            notes.append(f"ran `{name}` as {sys.executable} (ascendify's interpreter, where the emulator is), "
+                         f"not {found} from PATH")
         return [sys.executable, *rest], notes
     if found is None:
         raise LaunchError(f"{name}: command not found (not on PATH, not a file in {cwd})", EXIT_NOT_FOUND)

@@ -58,7 +58,7 @@ def load_events(events_dir: str) -> "dict[int, list[dict]]":
 def _where(frame: Optional[dict]) -> Optional[str]:
     if not isinstance(frame, dict) or not frame.get("file"):
         return None
-    return f"{frame['file']}:{frame.get('line')}"
+    return f"{frame.get('path') or frame['file']}:{frame.get('line')}"
 
 
 def _rel(path: Optional[str], root: Optional[str]) -> Optional[str]:
@@ -80,6 +80,13 @@ def _frame(frame: Optional[dict], root: Optional[str]) -> Optional[dict]:
     out = {k: frame.get(k) for k in ("file", "line", "function", "code")}
     out["path"] = _rel(frame.get("file"), root)
     return out
+
+
+def is_user_path(frame: dict) -> bool:
+    """A frame of the user's program: inside the project folder (its ``path`` is relative), not in
+    an installed package (a virtual environment inside the project)."""
+    path = frame.get("path") or ""
+    return bool(path) and not os.path.isabs(path) and "site-packages" not in path and "dist-packages" not in path
 
 
 def process_summary(pid: int, events: list, root: Optional[str]) -> dict:
@@ -142,9 +149,10 @@ def process_summary(pid: int, events: list, root: Optional[str]) -> dict:
             p["tensors_moved"] = dict(e.get("tensors_moved") or {})
         elif k == "exception":
             if p["exception"] is None:
-                tb = [_frame(f, root) for f in (e.get("traceback") or [])]
+                tb = [f for f in (_frame(f, root) for f in (e.get("traceback") or [])) if f]
+                uf = _frame(e.get("user_frame"), root) or next((f for f in reversed(tb) if is_user_path(f)), None)
                 p["exception"] = {"type": e.get("type"), "message": e.get("message"), "t": e.get("t"),
-                                  "traceback": [f for f in tb if f], "user_frame": _frame(e.get("user_frame"), root)}
+                                  "traceback": tb, "user_frame": uf}
         elif k == "writes_outside":
             p["writes_outside"].extend(e.get("paths") or [])
     p["host_syncs"]["frames"] = sorted(syncs.values(), key=lambda s: -s["count"])
@@ -164,9 +172,10 @@ def _label(p: dict) -> str:
     return f"rank {p['rank']}" if p.get("rank") is not None else f"pid {p['pid']}"
 
 
-def parameters_verdict(param_devices: dict) -> dict:
+def parameters_verdict(param_devices: dict, failed: bool = False) -> dict:
     """Where the model's parameters ended: ``{"devices", "on", "message", "loud"}``; ``loud`` when
-    an Ascend host would train this on the CPU."""
+    an Ascend host would train this on the CPU (a run that failed is not said to have trained).
+    The counts are parameter tensors (of the modules the program moved, else of every module built)."""
     total = sum(param_devices.values())
     npu = sum(n for d, n in param_devices.items() if str(d).startswith("npu"))
     cpu = sum(n for d, n in param_devices.items() if str(d).startswith("cpu"))
@@ -175,15 +184,19 @@ def parameters_verdict(param_devices: dict) -> dict:
                 "message": "no model parameters were seen (no nn.Module was built or moved)"}
     if npu == total:
         return {"devices": param_devices, "on": "npu", "loud": False,
-                "message": f"parameters on the NPU: {_human_devices(param_devices)}"}
+                "message": f"parameters on the NPU: {_human_devices(param_devices)} parameter tensor(s)"}
     if cpu == total:
+        if failed:
+            return {"devices": param_devices, "on": "cpu", "loud": False,
+                    "message": f"parameters on the CPU when the program stopped ({cpu:,} parameter tensor(s); "
+                               "it failed before they reached the NPU)"}
         return {"devices": param_devices, "on": "cpu", "loud": True,
-                "message": f"TRAINED ON THE CPU, NOT THE NPU: every parameter ({cpu:,}) ended on the CPU; "
+                "message": f"TRAINED ON THE CPU, NOT THE NPU: all {cpu:,} parameter tensor(s) ended on the CPU; "
                            "an Ascend host runs this program on its CPU (look for `torch.cuda.is_available()` "
-                           "choosing the device)"}
-    return {"devices": param_devices, "on": "mixed", "loud": True,
-            "message": f"parameters on two kinds of device: {_human_devices(param_devices)}; "
-                       "some of the model stayed on the CPU"}
+                           "or a 'cpu' default choosing the device)"}
+    return {"devices": param_devices, "on": "mixed", "loud": not failed,
+            "message": f"parameters on two kinds of device: {_human_devices(param_devices)} parameter tensor(s); "
+                       "part of the model stayed on the CPU"}
 
 
 def _human_devices(d: dict) -> str:
@@ -257,7 +270,7 @@ def build(events_by_pid: "dict[int, list[dict]]", *, exit_code: Optional[int], c
         "autocast": list(autocast.values()),
         "gradscaler": scaler,
         "host_syncs": syncs,
-        "parameters": parameters_verdict(params),
+        "parameters": parameters_verdict(params, failed=bool(first) or exit_code not in (0, None)),
         "writes_outside": writes,
         "notes": list(notes or []),
         "ranks": [{k: v for k, v in p.items() if k not in ("ops_by_op", "t_start")} for p in procs],
@@ -313,26 +326,36 @@ def explain(first: dict, project_root: str, torch_npu: Optional[str], chip: Opti
     for f in findings:
         by_line.setdefault((f.path.replace(os.sep, "/"), f.line), []).append(f)
     innermost = frames[-1]
-    picked = []
-    for fr in reversed(frames):  # innermost first
-        for f in by_line.get((fr["path"], fr["line"]), []):
-            if (not prefixes or _matches(f.code, prefixes)) and f not in picked:
-                picked.append(f)
-        if picked:
-            out["on_failing_line"] = fr is innermost
-            break
+
+    def fits(f) -> bool:
+        return not prefixes or _matches(f.code, prefixes)
+
+    # 1. the failing line itself; 2. the callers' lines (not DEV026, which only points into the callee)
+    picked = [f for f in by_line.get((innermost["path"], innermost["line"]), []) if fits(f)]
+    out["relation"] = "on the failing line" if picked else None
+    if not picked:
+        for fr in reversed(frames[:-1]):
+            picked = [f for f in by_line.get((fr["path"], fr["line"]), []) if fits(f) and f.code != "DEV026"]
+            if picked:
+                out["relation"] = f"on the calling line {fr['path']}:{fr['line']}"
+                break
+    # 3. nothing on the traceback's lines: the findings of those rules in the failing file, nearest first
     if not picked and prefixes:
-        same_file = [f for f in findings if f.path.replace(os.sep, "/") == innermost["path"] and _matches(f.code, prefixes)
-                     and f.line <= (innermost.get("line") or 0) and f.severity in ("error", "silent", "warning")]
-        if same_file:
-            picked = [max(same_file, key=lambda f: f.line)]
-            out["nearest"] = True
+        line = innermost.get("line") or 0
+        near = [f for f in findings if f.path.replace(os.sep, "/") == innermost["path"] and fits(f) and f.code != "DEV026"
+                and f.line <= line]
+        near.sort(key=lambda f: (f.severity not in ("error", "silent"), line - f.line))
+        picked = near[:1]
+        if picked:
+            out["relation"] = (f"not on the failing line; the nearest {'/'.join(prefixes)} finding above it in {innermost['path']}; "
+                               "the value that fails may come from there, or from elsewhere")
+        out["project_count"] = sum(1 for f in findings if fits(f))
+    out["on_failing_line"] = out["relation"] == "on the failing line"
     out["findings"] = [{"code": f.code, "severity": f.severity, "where": f"{f.path}:{f.line}", "message": f.message,
                         "fixable": bool(f.fix), "safe": bool(f.fix and f.fix.safe)} for f in picked]
-    codes = sorted({f.code for f in picked}) or [p for p in prefixes if len(p) > 3]
-    if codes or prefixes:
-        sel = ",".join(codes or prefixes)
-        out["fix_command"] = f"ascendify fix {_shell(project_root)} --select {sel}"
+    sel = sorted({f.code for f in picked}) if out["on_failing_line"] or (picked and out["relation"].startswith("on the calling")) else prefixes
+    if sel:
+        out["fix_command"] = f"ascendify fix {_shell(project_root)} --select {','.join(sel)}"
     return out
 
 
@@ -400,11 +423,14 @@ def render_text(doc: dict) -> str:
         ex = first.get("explained") or {}
         if ex.get("why"):
             lines.append(f"   why: {ex['why']}")
+        if ex.get("findings") and ex.get("relation"):
+            lines.append(f"   scan ({ex['relation']}):")
         for f in ex.get("findings", []):
-            rel = "on this line" if ex.get("on_failing_line") else ("nearest finding above it" if ex.get("nearest") else "on a calling line")
-            lines.append(f"   scan: {f['code']} at {f['where']} ({rel}): {_one_line(f['message'])}")
+            lines.append(f"     {f['code']} {f['where']}: {_one_line(f['message'], 200)}")
         if ex.get("findings") == [] and ex.get("rules") and not ex.get("scan_error"):
-            lines.append(f"   scan: no {'/'.join(ex['rules'])} finding on the traceback's lines")
+            lines.append(f"   scan: no {'/'.join(ex['rules'])} finding on the traceback's lines or in {(uf or {}).get('path')}")
+        if ex.get("project_count"):
+            lines.append(f"   the project has {ex['project_count']} {'/'.join(ex['rules'])} finding(s) in all")
         if ex.get("fix_command"):
             lines.append(f"   fix:  {ex['fix_command']}   (prints the diff; --write applies it)")
     elif code not in (0, None) and not doc.get("interrupted"):
@@ -423,8 +449,10 @@ def render_text(doc: dict) -> str:
     if ac:
         parts = []
         for a in ac:
-            if a["disabled"] or a.get("dtype") is None:
-                parts.append(f"{a['device_type']} autocast switched OFF at {_frame_text(a.get('user_frame'))}")
+            if (a["disabled"] or a.get("dtype") is None) and a["device_type"] == "cuda":
+                parts.append(f"cuda autocast SWITCHED OFF (no CUDA on an Ascend host) at {_frame_text(a.get('user_frame'))}")
+            elif a["disabled"] or a.get("dtype") is None:
+                parts.append(f"{a['device_type']} autocast entered with enabled=False at {_frame_text(a.get('user_frame'))}")
             else:
                 parts.append(f"{a['device_type']} -> {str(a['dtype']).replace('torch.', '')}")
         lines.append("autocast: " + "; ".join(parts))
@@ -444,11 +472,23 @@ def render_text(doc: dict) -> str:
         w = doc["writes_outside"]
         lines.append(f"wrote outside its folder ({doc.get('project_root')}): {', '.join(w[:5])}"
                      + (f" and {len(w) - 5} more" if len(w) > 5 else ""))
-    for lim in (emu.get("limits") or [])[:1]:
-        lines.append(f"not emulated in this mode: {'; '.join(emu.get('limits'))}")
+    extra = _mode_limits(emu.get("limits") or [])
+    if extra:
+        lines.append(f"not emulated in {mode} mode (see docs/run.md for what no mode emulates): {'; '.join(extra)}")
     for note in doc.get("notes", []):
         lines.append(f"note: {note}")
     return "\n".join(lines) + "\n"
+
+
+def _mode_limits(limits: list) -> list:
+    """The limits of the mode used beyond those every mode has (``boot.limits``)."""
+    try:
+        from ascendify.run.boot import limits as all_limits
+
+        common = set(all_limits("shim"))
+    except ImportError:
+        common = set()
+    return [x for x in limits if x not in common]
 
 
 def _one_line(text: Optional[str], limit: int = 300) -> str:
