@@ -68,7 +68,7 @@ FRAMEWORKS = [
 FRAMEWORK_RANK = {"vllm": 0, "sglang": 0, "lmdeploy": 0, "mindie": 0, "llamafactory": 1, "ms-swift": 1, "mindspeed": 1,
                   "megatron": 2, "deepspeed": 3, "triton-ascend": 4}
 """A framework of a lower rank wins over one found before it (LLaMA-Factory runs on DeepSpeed; MindSpeed on Megatron)."""
-FRAMEWORK_TRIGGERS = (b"vllm", b"vLLM", b"VLLM", b"sglang", b"lmdeploy", b"indspeed", b"indSpeed", b"egatron",
+FRAMEWORK_TRIGGERS = (b"vllm", b"vLLM", b"VLLM", b"LLM engine (v", b"sglang", b"lmdeploy", b"indspeed", b"indSpeed", b"egatron",
                       b"pretrain_gpt", b"tensor-model-parallel", b"eepspeed", b"eepSpeed", b"lamafactory", b"LaMA-Factory",
                       b"lamaFactory", b"swift", b"indIE", b"indie", b"triton-ascend", b"triton_ascend")
 
@@ -140,7 +140,7 @@ class Context:
                 if m and versions_kb.base_version(m.group(1)):
                     self._set("torch", m.group(1), file, line, text)
         fw = self.values.get("framework")
-        if (fw is None or FRAMEWORK_RANK[fw["value"]] > 1 or len(fw["versions"]) < 2) and any(w in low for w in _FW_LOW):
+        if (fw is None or FRAMEWORK_RANK[fw["value"]] > 0 or len(fw["versions"]) < 2) and any(w in low for w in _FW_LOW):
             self.feed_framework(text, file, line)
         if "cann" not in self.values and ("cann" in low or "toolkit" in low):
             for rx in _CANN:

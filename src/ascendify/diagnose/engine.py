@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
+from ascendify.diagnose import frameworks as fw_mod
 from ascendify.diagnose import known_issues as ki_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose import oom as oom_mod
@@ -122,6 +123,7 @@ class Finding:
     exception: Optional[dict] = None
     reason: str = ""  # the message's own reason text (CANN `Reason:` / continuation lines, the exception's message)
     known_issue: Optional[dict] = None  # the known issue matched (known_issues.Match.to_dict() + "fix_note")
+    settings: list = field(default_factory=list)  # ids of the framework settings added to the fix (frameworks.toml)
 
     def add(self, hit: Hit) -> None:
         self.count += 1
@@ -165,7 +167,7 @@ class Finding:
             "exception": self.exception, "python_frame": self.frame, "cause": self.cause, "fix": self.fix,
             "next_step": self.next_step, "details": self.details, "scan_rules": rules,
             "consequence_of": self.consequence_of or None, "source": self.source, "verified": self.verified,
-            "reason": self.reason or None, "known_issue": self.known_issue,
+            "reason": self.reason or None, "known_issue": self.known_issue, "framework_settings": self.settings or None,
         }
 
 
@@ -715,6 +717,7 @@ class Aggregator:
                 c = self._antecedent(f, [x for x in consequences if x.first_time is not None])
             if c is not None:
                 f.consequence_of = c.label()
+        fw_mod.apply(out, (self.context.values.get("framework") or {}).get("value"))
         self._known_issues(out)
         for f in out:
             extra = advice_for(f, self.context)

@@ -196,6 +196,7 @@ _TB_WORDS = (b"Traceback (most recent call last)", b"During handling of the abov
              b"Error: ", b"Exception: ", b"Root Cause (first observed failure)")
 _METRIC_TRIGGER = re.compile(b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS))
 _CONTEXT_TRIGGER = re.compile(b"|".join(re.escape(t) for t in context_mod.TRIGGERS))
+_FRAMEWORK_TRIGGER = re.compile(b"|".join(re.escape(t) for t in context_mod.FRAMEWORK_TRIGGERS))
 FULL_HEAD = 1 << 20
 """Every metric line in the first MiB of a stream is parsed; after it, the
 lines :data:`metrics.HOT` finds (NaN, zero loss, …), every metric line for
@@ -390,6 +391,8 @@ class Scanner:
             events = []
             if metric_ok and (_METRIC_TRIGGER.search(raw) or metrics_mod.SCALE_MIN_MSG in body):
                 events = self._metrics(prank if prank is not None else path_rank, body, lineno, self.base + le)
+            if self._tb.active and "framework" not in ctx.values and _FRAMEWORK_TRIGGER.search(raw):
+                ctx.feed_framework(body, name, lineno)  # a traceback frame in site-packages/vllm_ascend/… names it
             if not ctx.complete and self.base + ls < CONTEXT_HEAD and self._context_trigger.search(raw):
                 ctx.feed(body, name, lineno)
                 self._ctx_trigger_update()
