@@ -40,6 +40,8 @@ _PYTHON_LIMITS = [
     "in-place shape or storage changes of npu tensors (resize_, set_, unsqueeze_, out= resizing) are not supported",
     "torch.Generator(device='npu') is not supported",
     "C++ sees every npu tensor on device 0 (the index is kept in Python); type(t) is a Python subclass",
+    "ops torch implements as device-generic composites (CompositeExplicitAutograd) are judged as one op, "
+    "not by the ops inside them",
 ]
 
 
@@ -189,6 +191,8 @@ def _install(cfg) -> None:
     npu = D.build_module("torch_npu.npu")
     torch._register_device_module("npu", npu)
     torch.utils.generate_methods_for_privateuse1_backend()
+    if S.mode == "python":
+        backend_mod.after_module()
     n_fused = common.install_fused(release)
     n_amp = amp.install()
     dist.install()

@@ -20,7 +20,8 @@ CPU_OK_NAMES = ("index.Tensor", "index_put_", "index_put", "_index_put_impl_", "
 # complex/float64 on the npu: checked against the KB
 BAD_DTYPES = frozenset({torch.float64, torch.complex64, torch.complex128, torch.complex32})
 # random ops without a generator argument: they draw from the device generator of their tensor
-NO_GENERATOR_RANDOM = ("native_dropout",)
+NO_GENERATOR_RANDOM = frozenset({"native_dropout", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                                 "randint_like", "rrelu", "rrelu_", "dropout", "feature_dropout", "alpha_dropout"})
 # composite ops with an NPU kernel that the emulator still lets decompose (the pieces are NPU kernels and the
 # result is the same; out= / in-place / name variants cannot be one autograd op)
 FUSE_SKIP = frozenset({"contiguous", "matmul", "where", "softmax.int", "isfinite", "argsort", "argsort.stable",

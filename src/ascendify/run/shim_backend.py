@@ -35,7 +35,7 @@ def _info(func) -> tuple:
         args = func._schema.arguments
         has_gen = any(a.name == "generator" for a in args)
         mutates = any(a.alias_info is not None and a.alias_info.is_write for a in args)
-        dev_rng = func._schema.name.split("::")[-1] in common.NO_GENERATOR_RANDOM
+        dev_rng = not has_gen and func._schema.name.split("::")[-1] in common.NO_GENERATOR_RANDOM
         inf = _INFO[func] = (has_gen, mutates, dev_rng)
     return inf
 

@@ -20,11 +20,18 @@ NAME = "ascendify_npu_shim"
 LAST_BUILD_SECONDS: "list[float]" = []
 
 
-def cache_dir() -> str:
-    import torch
+def _torch_version() -> str:
+    t = sys.modules.get("torch")
+    if t is not None and hasattr(t, "__version__"):
+        return str(t.__version__)
+    from importlib.metadata import version  # without importing torch (activation runs before the program)
 
+    return version("torch")
+
+
+def cache_dir() -> str:
     root = os.environ.get("ASCENDIFY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ascendify")
-    return os.path.join(root, "run", "torch-" + torch.__version__.replace("+", "_"))
+    return os.path.join(root, "run", "torch-" + _torch_version().replace("+", "_"))
 
 
 def _source_hash() -> str:

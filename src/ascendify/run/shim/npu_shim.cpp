@@ -15,6 +15,7 @@
 #include <c10/core/impl/alloc_cpu.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -137,6 +138,17 @@ std::vector<at::Generator>& default_generators() {
   return gens;
 }
 
+void resize_storage(const c10::Storage& s, size_t n) {
+  auto* impl = s.unsafeGetStorageImpl();
+  TORCH_CHECK(impl->resizable(), "Trying to resize storage that is not resizable");
+  c10::DeviceGuard guard(s.device());
+  c10::DataPtr fresh = g_device_allocator.allocate(n);
+  size_t keep = std::min(n, impl->nbytes());
+  if (keep > 0 && impl->data() != nullptr) std::memcpy(fresh.get(), impl->data(), keep);
+  impl->set_data_ptr_noswap(std::move(fresh));
+  impl->set_nbytes(n);
+}
+
 struct Hooks final : at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
   bool isAvailable() const override { return true; }
@@ -160,7 +172,8 @@ struct Hooks final : at::PrivateUse1HooksInterface {
     return default_generators()[i < 0 ? g_current : i];
   }
   at::Generator getNewGenerator(c10::DeviceIndex) const override { return at::detail::createCPUGenerator(); }
-  void resizePrivateUse1Bytes(const c10::Storage& s, size_t n) const override { at::native::resize_bytes_nocuda(s, n); }
+  // called by at::native::resize_bytes_nocuda for PrivateUse1 storages: a new block, the old bytes copied
+  void resizePrivateUse1Bytes(const c10::Storage& s, size_t n) const override { resize_storage(s, n); }
 };
 
 const c10::DispatchKeySet kNpuKeys(c10::DispatchKey::PrivateUse1);
@@ -188,8 +201,7 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size, std::op
   impl->set_sizes_contiguous(size);
   int64_t need = (impl->numel() + impl->storage_offset()) * (int64_t)self.dtype().itemsize();
   if (impl->numel() > 0 && need > (int64_t)impl->storage().nbytes()) {
-    c10::DeviceGuard guard(self.device());
-    at::native::resize_bytes_nocuda(impl->storage(), need);
+    resize_storage(impl->storage(), (size_t)need);
   }
   if (mf) impl->empty_tensor_restride(*mf);
   return self;
@@ -251,7 +263,7 @@ at::Tensor adopt(const at::Tensor& t, int64_t idx) {
                                  delete a;
                                },
                                c10::Device(c10::DeviceType::PrivateUse1, (c10::DeviceIndex)idx)),
-                  &g_device_allocator, false);
+                  &g_device_allocator, true);
   auto r = at::detail::make_tensor<c10::TensorImpl>(std::move(ns), kNpuKeys, t.dtype());
   r.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
   return r;
