@@ -224,9 +224,9 @@ def _torch_cuda_uses(tree: ast.AST) -> list:
 # versions raise without an accelerator, the CUDA ones quietly return 0/False): the agnostic fix
 # leaves them, and the scan must keep reporting them for a person (DEV009/DEV010).
 # torch.cuda.is_available stays where its branch keeps CUDA-only code (the fix policy leaves such a
-# guard alone rather than make its body live): the bf16 test before is_bf16_supported, and the
-# onnxruntime CUDA-provider choice in export.py (CUDA-only by intent).
-MANUAL_IN_AGNOSTIC = {"torch.cuda.is_bf16_supported", "torch.cuda.empty_cache",
+# guard alone rather than make its body live): the onnxruntime CUDA-provider choice in export.py
+# (CUDA-only by intent).  torch.cuda.is_bf16_supported has an agnostic form (issue 19): it is fixed.
+MANUAL_IN_AGNOSTIC = {"torch.cuda.empty_cache",
                       "torch.cuda.max_memory_allocated", "torch.cuda.memory_allocated", "torch.cuda.is_available"}
 
 

@@ -76,9 +76,31 @@ class RuleContext(FileContext):
 
     # ------------------------------------------------------------ edits
     def replace(self, node: ast.AST, text: str) -> Edit:
-        """Edit replacing expression ``node`` with the code ``text``."""
+        """Edit replacing expression ``node`` with the code ``text`` (its string literals re-quoted
+        when ``node`` sits in an f-string's replacement field that uses their quote)."""
         start, end = self.span(node)
-        return Edit("replace", text, start, end)
+        return Edit("replace", self.requote(node, text), start, end)
+
+    def requote(self, node: ast.AST, text: str) -> str:
+        """``text`` fit to replace ``node``: inside ``f"..{node}.."`` a ``"cpu"`` in it becomes
+        ``'cpu'`` — before Python 3.12 an f-string's expression cannot use the f-string's own quote
+        (PEP 701 lifted that), and the rewrite would not parse there."""
+        if '"' not in text and "'" not in text:
+            return text
+        quote = self._fstring_quote(node)
+        return requote_strings(text, quote) if quote else text
+
+    def _fstring_quote(self, node: ast.AST) -> Optional[str]:
+        p = getattr(node, "_asc_parent", None)
+        while p is not None and not isinstance(p, ast.stmt):
+            if p.__class__ is ast.JoinedStr:
+                line = self.lines[p.lineno - 1] if 0 < p.lineno <= len(self.lines) else ""
+                head = line.encode("utf-8")[p.col_offset:].decode("utf-8", "replace").lstrip("rRfFbBuU")
+                if head[:3] in ('"""', "'''"):
+                    return None  # a triple-quoted f-string may hold the single quote character
+                return head[:1] if head[:1] in ('"', "'") else None
+            p = getattr(p, "_asc_parent", None)
+        return None
 
     def rename_attr(self, node: ast.Attribute, new_attr: str) -> Edit:
         """Edit renaming the attribute of ``node`` (``x.cuda`` → ``x.npu``), keeping ``x`` as written."""
@@ -93,12 +115,12 @@ class RuleContext(FileContext):
     def add_keyword(self, call: ast.Call, text: str) -> Edit:
         """Edit appending the keyword argument ``text`` (e.g. ``map_location="cpu"``) to ``call``."""
         start, end = self.span(call)
-        return Edit("add_arg", text, start, end)
+        return Edit("add_arg", self.requote(call, text), start, end)
 
     def set_args(self, call: ast.Call, text: str) -> Edit:
         """Edit replacing all arguments of ``call`` by ``text`` (e.g. ``DEVICE_TYPE, non_blocking=True``)."""
         start, end = self.span(call)
-        return Edit("set_args", text, start, end)
+        return Edit("set_args", self.requote(call, text), start, end)
 
     def args_text(self, call: ast.Call) -> list[str]:
         """Source text of each argument of ``call`` (positional, then keywords as written)."""
@@ -179,6 +201,43 @@ def analysis_codes(settings: Settings, rules: dict) -> frozenset:
     if any(c in on for c in PROJECT_CODES):
         on |= {c for c in rules if c.startswith(WORK_PREFIXES)}
     return frozenset(on)
+
+
+def requote_strings(text: str, quote: str) -> str:
+    """``text`` with each single-line string literal quoted by ``quote`` requoted with the other
+    quote character, where its body does not contain that one (``"cpu"`` → ``'cpu'`` for ``"``)."""
+    import io
+    import tokenize
+
+    other = "'" if quote == '"' else '"'
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return text
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+    out, last = [], 0
+    for t in toks:
+        if t.type != tokenize.STRING:
+            continue
+        s = t.string
+        body_at = len(s) - len(s.lstrip("rRbBuUfF"))
+        if s[body_at:body_at + 3] in ('"""', "'''") or s[body_at:body_at + 1] != quote:
+            continue
+        body = s[body_at + 1:-1]
+        if other in body or "\\" in body:
+            continue
+        a = starts[t.start[0] - 1] + t.start[1]
+        b = starts[t.end[0] - 1] + t.end[1]
+        out.append(text[last:a])
+        out.append(s[:body_at] + other + body + other)
+        last = b
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
 
 
 @dataclass

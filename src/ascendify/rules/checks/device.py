@@ -181,7 +181,13 @@ def literal_edits(ctx, node: ast.AST, target: str, npu_import: bool = True) -> O
         i = seg.find("cuda:")
         if i < 1 or seg[i - 1] not in "\"'":
             return None
-        return [ctx.replace(node, seg[:i] + "npu:" + seg[i + 5 :])] + imp
+        inner = _inner_cuda_refs(ctx, node)
+        if inner is None:
+            return None
+        tail = seg[i + 5:]
+        for old, new in inner:  # f"cuda:{torch.cuda.current_device()}": the index moves to the NPU with it
+            tail = tail.replace(old, new)
+        return [ctx.replace(node, seg[:i] + "npu:" + tail)] + imp
     pre = agnostic_prelude(ctx)
     if pre is None:
         return None
@@ -199,7 +205,31 @@ def literal_edits(ctx, node: ast.AST, target: str, npu_import: bool = True) -> O
     i = seg.find("cuda:")
     if i < 1 or seg[i - 1] not in "\"'":
         return None
+    if _inner_cuda_refs(ctx, node) != []:
+        return None  # f"cuda:{torch.cuda.current_device()}": the inner call's own fix goes first
     return [ctx.replace(node, seg[:i] + "{" + agn.NAME + "}:" + seg[i + 5 :])] + pre
+
+
+def _inner_cuda_refs(ctx, node: ast.AST) -> Optional[list]:
+    """(text, NPU text) of each ``torch.cuda.X`` named inside the f-string ``node`` whose NPU name is
+    the same (``torch.cuda.current_device`` → ``torch.npu.current_device``); None when one has no
+    such name — the literal alone is not fixed then: ``f"npu:{torch.cuda.current_device()}"`` raises."""
+    from ascendify.rules.checks.device_api import cuda_api_map
+
+    out: list = []
+    api = None
+    for n in ast.walk(node):
+        if n.__class__ is ast.Attribute:
+            q = ctx.qualname(n) or ""
+            if q.startswith("torch.cuda.") and q.count(".") == 2:
+                api = api or cuda_api_map()
+                name = q[len("torch.cuda."):]
+                entry = api.get(name) or {}
+                seg = ctx.segment(n)
+                if entry.get("npu") != name or not seg.endswith(".cuda." + name):
+                    return None
+                out.append((seg, seg[: -len(".cuda." + name)] + ".npu." + name))
+    return out
 
 
 def literal_fix(ctx, node: ast.AST, operation: str, safe: bool = True):
@@ -373,9 +403,14 @@ def _table_fix(ctx, seq: ast.AST, lit: ast.Constant):
     o, c = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}"}[seq.__class__]
     if not (seg.startswith(o) and seg.endswith(c)):
         return None
-    items = [ctx.segment(e) for e in seq.elts]
-    items.insert(items.index(ctx.segment(lit)) + 1, _quoted(ctx, lit, "npu"))
-    return fix(ctx.replace(seq, o + ", ".join(items) + c), operation='add "npu" to the table of device types')
+    return fix(_after_entry(ctx, lit), operation='add "npu" to the table of device types')
+
+
+def _after_entry(ctx, lit: ast.Constant):
+    """Edit adding ``"npu"`` right after the entry ``lit`` of a tuple, list or set: the entry is the
+    node rewritten (``('cuda',)`` → ``('cuda', 'npu',)``), so the edit lands whether the sequence
+    has parentheses of its own or not."""
+    return ctx.replace(lit, f"{ctx.segment(lit)}, {_quoted(ctx, lit, 'npu')}")
 
 
 def literal_owner(node: ast.AST, ctx) -> Optional[str]:
@@ -799,10 +834,7 @@ def _agnostic_device_test(node, lits, ctx):
                 seg = ctx.segment(seq)
                 if "\n" in seg:
                     return None
-                o, c = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}"}[seq.__class__]
-                items = [ctx.segment(e) for e in seq.elts]
-                items.insert(items.index(ctx.segment(lit)) + 1, npu)
-                return fix(ctx.replace(seq, o + ", ".join(items) + c), operation="accept the NPU in the device-type test")
+                return fix(_after_entry(ctx, lit), operation="accept the NPU in the device-type test")
     edits: list = []
     for lit in lits:
         e = literal_edits(ctx, lit, "agnostic")

@@ -90,7 +90,42 @@ def _npu_text(ctx, name: str, node: Optional[ast.AST] = None) -> str:
     return f"{t}.npu.{name}" if t else f"torch_npu.npu.{name}"
 
 
+def _result_uses(node: ast.AST, ctx) -> set:
+    """How the value of the call ``node(...)`` is used: "unpack", "compare", "subscript", "attr:NAME",
+    directly or through a name it is assigned to (in the same function)."""
+    call = parent(node)
+    if not (isinstance(call, ast.Call) and call.func is node):
+        return set()
+    out: set = set()
+
+    def classify(expr: ast.AST, follow: bool) -> None:
+        p = parent(expr)
+        if isinstance(p, ast.Compare):
+            out.add("compare")
+        elif isinstance(p, ast.Subscript) and p.value is expr:
+            out.add("subscript")
+        elif isinstance(p, ast.Attribute) and p.value is expr:
+            out.add("attr:" + p.attr)
+        elif isinstance(p, (ast.Assign, ast.AnnAssign)) and p.value is expr:
+            for t in (p.targets if isinstance(p, ast.Assign) else [p.target]):
+                if isinstance(t, (ast.Tuple, ast.List)):
+                    out.add("unpack")
+                elif isinstance(t, ast.Name) and follow:
+                    scope = ctx.enclosing_function(p) or ctx.tree
+                    for n in ast.walk(scope):
+                        if n.__class__ is ast.Name and n.id == t.id and isinstance(n.ctx, ast.Load):
+                            classify(n, False)
+        elif isinstance(p, ast.Tuple) and isinstance(parent(p), ast.Compare):
+            out.add("compare")
+
+    classify(call, True)
+    return out
+
+
 def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
+    raises_on = entry.get("raises_on")
+    if raises_on and _result_uses(node, ctx) & set(raises_on):
+        return None  # the renamed call's result raises where it is used (the rule's own note): gate it by hand
     if entry.get("fix") == "unsafe":  # the renamed call still needs its caller reviewed
         safe = False
     if ctx.settings.target == "npu":
@@ -101,6 +136,16 @@ def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
     t = torch_name(ctx, node)
     if t is None:
         return None
+    if entry.get("agnostic_gated"):  # (DEVICE_TYPE != "cpu" and torch.get_device_module(DEVICE_TYPE).NAME(...))
+        call = parent(node)
+        pre = agn.prelude(ctx)
+        if not (isinstance(call, ast.Call) and call.func is node) or pre is None:
+            return None
+        text = f'{t}.get_device_module({agn.NAME}).{name}({", ".join(ctx.args_text(call))})'
+        if not _after_availability_test(node, ctx):  # `torch.cuda.is_available() and ...` gates it already
+            text = f'({agn.NAME} != "cpu" and {text})'
+        return fix(ctx.replace(call, text), pre, safe=safe and entry.get("agnostic_fix") == "safe",
+                   operation=f"torch.cuda.{name} → the {name} of DEVICE_TYPE's module (False on the CPU)")
     guarded = entry.get("agnostic_guarded")
     if guarded and _after_availability_test(node, ctx):
         return fix(ctx.replace(node, f"{t}.{guarded}"), safe=safe, operation=f"torch.cuda.{name} → torch.{guarded} (after an availability test)")

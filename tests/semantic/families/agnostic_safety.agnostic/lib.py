@@ -21,7 +21,7 @@ def autocast_dtype():
 
 
 def bf16_ok():
-    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()  # expect: DEV007, DEV009
+    return DEVICE_TYPE != "cpu" and torch.get_device_module(DEVICE_TYPE).is_bf16_supported()  # expect: DEV007, DEV009
 
 
 def reserved():
@@ -33,4 +33,4 @@ def amp_type(device):
     return torch.autocast(device_type=device_type)
 
 
-CAPABLE = ("cuda", "xpu")  # expect: DEV024
+CAPABLE = ("cuda", "npu", "xpu")  # expect: DEV024

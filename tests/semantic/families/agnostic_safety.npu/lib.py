@@ -32,4 +32,4 @@ def amp_type(device):
     return torch.autocast(device_type=device_type)
 
 
-CAPABLE = ("cuda", "xpu")  # expect: DEV024
+CAPABLE = ("cuda", "npu", "xpu")  # expect: DEV024
