@@ -168,3 +168,16 @@ def test_diagnose_details_rendered_as_words():
     assert details_text({"first_step": 120, "loss_scale": 1.0, "record": "loss", "ranks": [0, 3]}) == \
         "first step 120; loss scale 1; record loss; ranks 0, 3"
     assert details_text({"context_advice": "x", "chain": "y", "wrapped_codes": ["EZ9999"]}) == ""
+
+
+# --------------------------------------------------------------------------- bounded summaries
+def test_effort_per_file_is_bounded(tmp_path):
+    for i in range(25):
+        (tmp_path / f"m{i:02d}.py").write_text(CUDA_SRC + ("from apex import amp\n" if i == 7 else ""))
+    r = run_cli("scan", "--no-cache", "--jobs", "1", str(tmp_path))
+    lines = r.out.splitlines()
+    head = lines.index("Effort per file (the 10 with the most work of 25):")
+    rows = lines[head + 1:head + 11]
+    assert all(ln.startswith("  ") for ln in rows)
+    assert "m07.py" in rows[0] and rows[0].split()[0] == "high", rows[0]
+    assert lines[head + 11] == "  … 15 more file(s): 15 low (`--format json` lists every file)."

@@ -59,11 +59,17 @@ def summary_text(s: dict[str, Any]) -> list[str]:
         f"Found {s['findings']} finding(s) in {sum(1 for f in s['files'] if f['findings'])} of {s['files_scanned']} file(s): {sev}.",
         f"By category: {cat}.",
         s.get("fixed_text") or f"Auto-fixable: {s['fixable']} ({s['fixable_share']:.0%}).",
-        "Effort per file:",
     ]
-    for f in s["files"]:
-        if f["findings"]:
-            lines.append(f"  {f['effort']:<6} {text_safe(f['path'])}: {f['effort_reason']}")
+    from ascendify.output.summary import EFFORT_ORDER, effort_top
+
+    top, rest = effort_top(s["files"])
+    n_rest = sum(rest.values())
+    lines.append(f"Effort per file (the {len(top)} with the most work of {len(top) + n_rest}):" if n_rest else "Effort per file:")
+    for f in top:
+        lines.append(f"  {f['effort']:<6} {text_safe(f['path'])}: {f['effort_reason']}")
+    if n_rest:
+        grades = ", ".join(f"{rest[e]} {e}" for e in sorted(rest, key=lambda e: EFFORT_ORDER.get(e, 9)))
+        lines.append(f"  … {n_rest} more file(s): {grades} (`--format json` lists every file).")
     return lines
 
 

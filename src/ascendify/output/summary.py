@@ -136,6 +136,20 @@ def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Opti
     return "low", f"{head}; nothing left for a person"
 
 
+EFFORT_ORDER = {"high": 0, "medium": 1, "low": 2, "none": 3}
+EFFORT_TOP = 10
+"""How many files the text summary's effort list shows (JSON lists every file)."""
+
+
+def effort_top(files: list[dict], n: int = EFFORT_TOP) -> tuple[list[dict], Counter]:
+    """The ``n`` files of a :func:`summarize` ``files`` list with the most work — by effort
+    (high, medium, low), then remaining findings, then path — and a Counter of the efforts of
+    the files with findings that are left out."""
+    with_findings = sorted((f for f in files if f["findings"]),
+                           key=lambda f: (EFFORT_ORDER.get(f["effort"], 9), -f["remaining"], -f["findings"], f["path"]))
+    return with_findings[:n], Counter(f["effort"] for f in with_findings[n:])
+
+
 def summarize(findings: list[Finding], files: list[str], lines: dict | None = None,
               unsafe_fixes: bool = False, fixed: Optional[set] = None) -> dict[str, Any]:
     """The summary dict shared by text and JSON output (schema in docs/output.md).
