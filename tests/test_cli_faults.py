@@ -181,3 +181,28 @@ def test_effort_per_file_is_bounded(tmp_path):
     assert all(ln.startswith("  ") for ln in rows)
     assert "m07.py" in rows[0] and rows[0].split()[0] == "high", rows[0]
     assert lines[head + 11] == "  … 15 more file(s): 15 low (`--format json` lists every file)."
+
+
+# --------------------------------------------------------------------------- profile: one time unit per table
+_KD_HEAD = ("Step Id,Device_id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Num,"
+            "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats\n")
+
+
+def test_profile_table_uses_one_time_unit(tmp_path):
+    from ascendify.profile.analyze import analyze
+    from ascendify.profile.cli import render_text
+    from tests.profile.test_profile import run_dir
+
+    kd = _KD_HEAD + "".join(f"1,0,{n}_{i},{n},AI_CORE,{100 * i},{us},0,1,N/A,FLOAT,ND,N/A,FLOAT,ND\n"
+                            for i, (n, us) in enumerate([("MatMulV2", 5000), ("Add", 40), ("Mul", 12)]))
+    steps = "Step,Computing,Communication (Not Overlapped),Overlapped,Communication,Free,Stage,Bubble\n" \
+            "1,3000,50,10,60,50,3100,0\n2,900,20,10,30,5,925,0\n"
+    text = render_text(analyze(run_dir(tmp_path, kernel_details__csv=kd, step_trace_time__csv=steps)))
+    lines = text.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("op type"))
+    rows = lines[head + 1:head + 4]
+    assert "total (ms)" in lines[head] and "avg (ms)" in lines[head], lines[head]
+    assert [r.split()[3:5] for r in rows] == [["5.000", "5.000"], ["0.040", "0.040"], ["0.012", "0.012"]], rows
+    assert not any("µs" in r or " ms" in r for r in rows), rows
+    step_rows = [ln for ln in lines if ln.startswith("    ") and ln.split()[:1] in (["1"], ["2"])]
+    assert len(step_rows) == 2 and all("µs" not in r for r in step_rows), step_rows

@@ -50,6 +50,23 @@ def _us(x: Optional[float]) -> str:
     return f"{x:,.1f} µs"
 
 
+def _unit(values) -> tuple:
+    """One unit for a whole table (µs values): (name, divisor, decimals) from the largest value."""
+    top = max((abs(v) for v in values if v is not None), default=0.0)
+    if top >= 1e6:
+        return "s", 1e6, 3
+    if top >= 1e3:
+        return "ms", 1e3, 3
+    return "µs", 1.0, 1
+
+
+def _in(x: Optional[float], unit: tuple) -> str:
+    """``x`` µs in the table's ``unit`` (from :func:`_unit`), without the unit name."""
+    if x is None:
+        return "-"
+    return f"{x / unit[1]:,.{unit[2]}f}"
+
+
 def render_text(rep: dict) -> str:
     out = [f"Profile: {rep['output']}"]
     present = [k for k, v in rep["files"].items() if v]
@@ -63,9 +80,10 @@ def render_text(rep: dict) -> str:
             out.append("by core: " + ", ".join(f"{c} {v['share']:.1%}" for c, v in k["by_core"].items()))
         out.append("")
         out.append(f"Top {len(k['top_ops'])} of {k['op_types']} compute operator types by device time:")
-        out.append(f"  {'op type':<34} {'core':<16} {'count':>7} {'total':>12} {'avg':>11} {'share':>7}")
+        u = _unit([r["total_us"] for r in k["top_ops"]])  # one unit for the table (avg <= total)
+        out.append(f"  {'op type':<34} {'core':<16} {'count':>7} {'total (' + u[0] + ')':>12} {'avg (' + u[0] + ')':>11} {'share':>7}")
         for r in k["top_ops"]:
-            out.append(f"  {r['op_type'][:34]:<34} {','.join(r['core_types'])[:16]:<16} {r['count']:>7} {_us(r['total_us']):>12} {_us(r['avg_us']):>11} {r['share']:>7.1%}")
+            out.append(f"  {r['op_type'][:34]:<34} {','.join(r['core_types'])[:16]:<16} {r['count']:>7} {_in(r['total_us'], u):>12} {_in(r['avg_us'], u):>11} {r['share']:>7.1%}")
         if k.get("hccl_ops"):
             out.append("  communication: " + ", ".join(f"{r['op_type']} ×{r['count']} {_us(r['total_us'])} ({r['share']:.1%})" for r in k["hccl_ops"][:5]))
         out.append("")
@@ -94,8 +112,11 @@ def render_text(rep: dict) -> str:
         if st.get("bound"):
             out.append(f"  verdict: {st['bound']}-bound")
         if len(st["steps"]) > 1:
+            cols = ("computing", "communication_not_overlapped", "free")
+            u = _unit([r.get(c) for r in st["steps"][:16] for c in cols])
+            out.append(f"    {'step':<10} {'compute (' + u[0] + ')':>14} {'comm not overlapped (' + u[0] + ')':>26} {'free (' + u[0] + ')':>11}")
             for r in st["steps"][:16]:
-                out.append(f"    {r.get('step')!s:<10} compute {_us(r.get('computing')):>10}  comm(not ovl) {_us(r.get('communication_not_overlapped')):>10}  free {_us(r.get('free')):>10}")
+                out.append(f"    {r.get('step')!s:<10} {_in(r.get('computing'), u):>14} {_in(r.get('communication_not_overlapped'), u):>26} {_in(r.get('free'), u):>11}")
         out.append("")
     tr = rep.get("trace")
     if tr:
