@@ -1,5 +1,6 @@
 # Quick start on a fresh machine:
-#   make demo   install into .venv, scan the bundled CUDA example, migrate it (copy + HTML report),
+#   make demo   install into .venv, scan the bundled CUDA example, run it on an emulated Ascend host
+#               (it fails where a card fails), migrate it (copy + HTML report) and run the copy (it runs),
 #               then profile and diagnose the bundled profiler run and logs
 #   make test   install the test dependencies (torch CPU, onnx, ...) and run the whole test suite
 #   make test-compat   the torch-free tests on the oldest and newest supported Pythons (pyenv), if installed
@@ -26,12 +27,22 @@ $(FULL): $(CORE)
 
 install: $(CORE)
 
-demo: $(CORE)
+# torch (CPU build) for `ascendify run` in the demo; the test extras are not needed for it
+TORCH  := $(VENV)/.ascendify-torch
+$(TORCH): $(CORE)
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "torch==2.13.0"
+	touch $(TORCH)
+
+demo: $(CORE) $(TORCH)
 	@echo "== ascendify scan $(EXAMPLE)"
 	$(VENV)/bin/ascendify scan $(EXAMPLE) --fail-on never
 	@echo
-	@echo "== ascendify migrate $(EXAMPLE) --out-dir build/demo   (fix --out-dir + report)"
-	$(VENV)/bin/ascendify migrate $(EXAMPLE) --out-dir build/demo --fail-on never
+	@echo "== ascendify run: the original example on an emulated Ascend host (this CPU); it fails where a card fails"
+	@cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/ascendify run -- python train.py --steps 2 --workers 0 \
+	  --output-dir $(CURDIR)/build/demo-original-run || echo "(exit $$?: the original needs CUDA, as on an Ascend host)"
+	@echo
+	@echo "== ascendify migrate $(EXAMPLE) --out-dir build/demo --verify ...   (fix --out-dir + report; the copy runs under ascendify run)"
+	$(VENV)/bin/ascendify migrate $(EXAMPLE) --out-dir build/demo --fail-on never --verify "python train.py --steps 2 --workers 0"
 	@echo
 	@echo "== ascendify profile examples/profile_sample   (a torch_npu profiler run: slow ops, AI_CPU, step time)"
 	$(VENV)/bin/ascendify profile examples/profile_sample
