@@ -204,5 +204,6 @@ def _install(cfg) -> None:
                   install_seconds=round(time.perf_counter() - t0, 3))
     if S.mode == "python" and not os.environ.get("ASCENDIFY_RUN_SAID_LIMITS"):
         os.environ["ASCENDIFY_RUN_SAID_LIMITS"] = "1"  # once per run, not once per worker
-        print("ascendify run: pure-Python mode (no C++ compiler): it cannot emulate: "
+        why = "as configured" if cfg.mode == "python" else "no C++ compiler and ninja found"
+        print(f"ascendify run: pure-Python mode ({why}): it cannot emulate: "
               + "; ".join(_PYTHON_LIMITS), file=sys.stderr)

@@ -1,0 +1,182 @@
+"""Whole programs on the emulated host: a CUDA script fails where an Ascend host fails, its npu copy
+trains with the CPU's losses bit for bit, fallbacks are reported at the user's line, DDP over hccl,
+checkpoints, autoload per release, events, bad config."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ascendify.errors import AscendifyError
+from ascendify.run import SITE_DIR, boot
+from tests.run.emu_helpers import (MODES, PROGRAMS, ROOT, emu_env, line_of, run_emu, run_plain,  # noqa: F401
+                                   shim_built)
+
+
+def test_cuda_script_fails_at_the_line_an_npu_host_fails_at(tmp_path, shim_built):  # noqa: F811
+    res = run_emu(tmp_path, "cuda_train.py")
+    assert res.rc == 1
+    assert "AssertionError: Torch not compiled with CUDA enabled" in res.err
+    exc = res.kind("exception")[0]
+    assert exc["type"] == "AssertionError"
+    assert exc["user_frame"]["line"] == line_of("cuda_train.py", "FAILS HERE")
+    assert exc["user_frame"]["file"] == os.path.join(PROGRAMS, "cuda_train.py")
+    assert exc["user_frame"]["code"] == "model.to(device)  # FAILS HERE on an NPU host"
+    assert res.kind("end")[0]["exit_code"] == 1
+    # the model was built on the CPU and never reached a device: the summary says where it ended
+    assert res.kind("device_summary")[0]["param_devices"] == {"cpu": 4}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_npu_copy_trains_on_npu_bit_identical_to_the_cpu(tmp_path, mode, shim_built):  # noqa: F811
+    cpu = run_plain(tmp_path, "train.py", "cpu")
+    assert cpu.returncode == 0, cpu.stderr[-2000:]
+    cpu_losses = next(ln for ln in cpu.stdout.splitlines() if ln.startswith("LOSSES "))
+    res = run_emu(tmp_path, "train.py", "npu", mode=mode)
+    assert res.rc == 0, res.err[-3000:]
+    assert res.line("PARAMS") == "npu:0"
+    assert "LOSSES " + res.line("LOSSES") == cpu_losses
+    assert len(cpu_losses.split()) == 7
+    assert res.kind("device_summary")[0]["param_devices"] == {"npu:0": 6}
+    assert res.kind("end")[0]["exit_code"] == 0
+    assert not res.kind("fallback")   # AdamW, GELU, LayerNorm, mse_loss: all NPU kernels in 2.7.1
+    syncs = [e for e in res.kind("host_sync") if not e.get("total")]
+    assert syncs and syncs[0]["user_frame"]["code"] == "losses.append(loss.item())"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cpu_fallback_reported_with_the_users_frame(tmp_path, mode, shim_built):  # noqa: F811
+    res = run_emu(tmp_path, "fallback_prog.py", mode=mode)
+    assert res.rc == 0, res.err[-3000:]
+    assert res.line("RESULT") == "[0.5, 0.5, 0.5] npu:0"
+    fb = res.kind("fallback")
+    assert len(fb) == 1   # once per op, though it ran three times
+    line = line_of("fallback_prog.py", "THE FALLBACK LINE")
+    assert fb[0]["user_frame"] == {"file": os.path.join(PROGRAMS, "fallback_prog.py"), "line": line,
+                                   "function": "invert", "code": "return torch.linalg.inv(a)  # THE FALLBACK LINE"}
+    assert res.err.count("will fall back to run on the CPU") == 1
+    assert f"fallback_prog.py:{line}: UserWarning: CAUTION: The operator 'aten::linalg_inv_ex" in res.err
+    assert res.kind("op")[0]["counts_by_class"]["cpu_fallback"] == 3
+
+
+def test_fallback_disabled_raises_torch_npus_error(tmp_path, shim_built):  # noqa: F811
+    res = run_emu(tmp_path, "fallback_prog.py", fallback_disabled=True)
+    assert res.rc == 1
+    assert ("RuntimeError: The operator 'aten::linalg_inv_ex.inverse' would execute its main computation on CPU "
+            "through dispatcher backend fallback, but CPU fallback is disabled by TORCH_NPU_FALLBACK_CPU_DISABLE=1."
+            in res.err)
+    assert "will fall back to run on the CPU" not in res.err
+    assert res.kind("exception")[0]["user_frame"]["function"] == "invert"
+    # the environment variable alone does the same
+    res2 = run_emu(tmp_path, "fallback_prog.py", extra_env={"TORCH_NPU_FALLBACK_CPU_DISABLE": "1"})
+    assert res2.rc == 1 and "disabled by TORCH_NPU_FALLBACK_CPU_DISABLE=1" in res2.err
+
+
+def test_ddp_step_over_hccl_between_two_processes(tmp_path, shim_built):  # noqa: F811
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for rank in range(2):
+        env, _ = emu_env(tmp_path, "shim", {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
+                                            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+        procs.append(subprocess.Popen([sys.executable, os.path.join(PROGRAMS, "ddp_prog.py")], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=120) for p in procs]
+    import json
+
+    res = {}
+    for p, (out, errs) in zip(procs, outs):
+        assert p.returncode == 0, errs[-3000:]
+        ln = next(x for x in out.splitlines() if x.startswith("DDP "))
+        _, rank, payload = ln.split(" ", 2)
+        res[int(rank)] = json.loads(payload)
+    for rank in (0, 1):
+        r = res[rank]
+        assert r["backend"] == "hccl"
+        assert r["all_reduce"] == [3.0, 3.0]
+        assert r["all_gather_into_tensor"] == [0.0, 0.0, 1.0, 1.0]
+        assert r["all_gather"] == [0.0, 10.0]
+        assert r["broadcast"] == 5.0
+        assert r["cpu_tensor"] == "No backend type associated with device type cpu"
+        assert r["ddp_same"] is True
+        assert r["ddp_device"] == f"npu:{rank}"
+
+
+def test_checkpoint_tagged_npu_needs_map_location_on_a_plain_machine(tmp_path, shim_built):  # noqa: F811
+    ckpt = str(tmp_path / "m.pt")
+    res = run_emu(tmp_path, "save_prog.py", ckpt)
+    assert res.rc == 0, res.err[-2000:]
+    plain = run_plain(tmp_path, f"import torch; torch.load({ckpt!r})")
+    assert plain.returncode == 1
+    assert "npu" in plain.stderr.splitlines()[-1]
+    ok = run_plain(tmp_path, f"import torch; print(sorted(torch.load({ckpt!r}, map_location='cpu')))")
+    assert ok.returncode == 0 and ok.stdout.strip() == "['bias', 'weight']"
+
+
+@pytest.mark.parametrize("release,expected", [("2.1.0", "False True True 2.1.0.post17"),
+                                              ("2.5.1", "True True True 2.5.1.post1")])
+def test_autoload_follows_the_release(tmp_path, release, expected, shim_built):  # noqa: F811
+    res = run_emu(tmp_path, "autoload_prog.py", torch_npu=release)
+    assert res.rc == 0, res.err[-2000:]
+    assert res.line("AUTOLOAD") == expected
+
+
+def test_autoload_switched_off_by_torchs_variable(tmp_path, shim_built):  # noqa: F811
+    res = run_emu(tmp_path, "autoload_prog.py", torch_npu="2.7.1",
+                  extra_env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    assert res.line("AUTOLOAD") == "False True True 2.7.1.post11"
+
+
+def test_uncaught_exception_event_and_start_fields(tmp_path, shim_built):  # noqa: F811
+    res = run_emu(tmp_path, "raise_prog.py", extra_env={"RANK": "3"})
+    assert res.rc == 1
+    start = res.kind("start")[0]
+    assert start["rank"] == 3 and start["pid"] > 0 and start["argv"][0].endswith("raise_prog.py")
+    assert start["limits"] == boot.limits("shim")
+    exc = res.kind("exception")[0]
+    assert exc["type"] == "TypeError"
+    assert exc["message"].startswith("can't convert npu:0 device type tensor to numpy")
+    assert exc["user_frame"]["function"] == "step"
+    assert exc["traceback"][-1]["function"] in ("numpy", "step")
+    assert [e["kind"] for e in res.events][-1] == "end"
+
+
+def test_sitecustomize_chains_to_the_one_it_shadows(tmp_path, shim_built):  # noqa: F811
+    user_site = tmp_path / "usersite"
+    user_site.mkdir()
+    (user_site / "sitecustomize.py").write_text("import os\nos.environ['USER_SITE_RAN'] = 'yes'\n")
+    env, _ = emu_env(tmp_path, "shim")
+    env["PYTHONPATH"] = os.pathsep.join([SITE_DIR, str(user_site), os.path.join(ROOT, "src")])
+    out = subprocess.run([sys.executable, "-c", "import os, torch; print(os.environ.get('USER_SITE_RAN'), "
+                          "torch.npu.device_count())"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["yes", "4"]
+
+
+def test_bad_config_is_one_line_exit_2(tmp_path):
+    env, _ = emu_env(tmp_path, "shim", devices=0)
+    out = subprocess.run([sys.executable, "-c", "print('never')"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == "ascendify run: devices must be between 1 and 64, got 0\n"
+
+
+def test_unsupported_torch_is_refused_with_the_range(monkeypatch):
+    monkeypatch.delenv("ASCENDIFY_RUN_ANY_TORCH", raising=False)
+    with pytest.raises(AscendifyError) as e:
+        boot.check_torch("2.3.1")
+    assert str(e.value) == "ascendify run: torch 2.3.1 is not supported by the emulator (supported: torch 2.13)"
+    assert boot.check_torch("2.13.0+cpu") == "2.13.0+cpu"
+
+
+def test_limits_per_mode():
+    shim, python = boot.limits("shim"), boot.limits("python")
+    assert set(shim) < set(python)
+    assert any("synchronous" in x for x in shim) and any("custom ops" in x for x in shim)
+    assert any("in-place shape" in x for x in python) and not any("in-place shape" in x for x in shim)
