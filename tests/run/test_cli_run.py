@@ -178,3 +178,49 @@ def test_json_format_has_the_envelope_and_the_exit_code(tmp_path):
     assert r.returncode == 4 and r.stdout == ""
     assert json.loads(rep.read_text())["exit_code"] == 4
     assert "exited with code 4" in (tmp_path / "s.txt").read_text()
+
+
+def test_an_unsupported_torch_is_one_line_naming_the_range(tmp_path, monkeypatch):
+    from ascendify.run import boot
+    from tests.cli_util import run_cli
+
+    monkeypatch.setattr(boot, "SUPPORTED_TORCH", ("2.1", "2.4"))
+    monkeypatch.delenv("ASCENDIFY_RUN_ANY_TORCH", raising=False)
+    write(tmp_path / "p.py", "print('never runs')\n")
+    r = run_cli("run", "--", "python", str(tmp_path / "p.py"))
+    assert r.code == 2 and r.out == ""
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    assert lines[0].startswith("ascendify: error: torch ") and "(supported: torch 2.1 to 2.4)" in lines[0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_is_forwarded_and_exits_143(tmp_path):
+    write(tmp_path / "s.py", SLEEPER)
+    env = dict(os.environ)
+    env.pop("ASCENDIFY_RUN_CONFIG", None)
+    p = subprocess.Popen([sys.executable, "-m", "ascendify", "run", "--mode", "python", "--", "python", "s.py"],
+                         cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline() == "started\n"
+    child = int((tmp_path / "child.pid").read_text())
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=10) == 143
+    assert not _alive(child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_second_ctrl_c_kills_at_once(tmp_path):
+    write(tmp_path / "s.py", STUBBORN)
+    env = dict(os.environ)
+    env.pop("ASCENDIFY_RUN_CONFIG", None)
+    p = subprocess.Popen([sys.executable, "-m", "ascendify", "run", "--mode", "python", "--", "python", "s.py"],
+                         cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline() == "started\n"
+    child = int((tmp_path / "child.pid").read_text())
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=10) == 130
+    assert time.monotonic() - t0 < 1.2  # not the 2 s escalation
+    assert not _alive(child)
