@@ -82,6 +82,6 @@ def test_port_in_use_names_hccl_if_base_port(tmp_path):
 def test_settings_data_is_well_formed():
     settings = frameworks.load()
     assert len(settings) >= 6
-    assert all(s.source.startswith("https://") for s in settings)
+    assert all("https://" in s.source or not s.verified for s in settings)
     with pytest.raises(ValueError):
         frameworks.parse({"setting": [{"id": "x", "framework": ["vllm"], "text": "t", "source": "no url"}]})

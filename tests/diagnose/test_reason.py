@@ -81,3 +81,37 @@ def test_metric_line_after_a_wrapper_is_not_a_reason(tmp_path):
     rep = diagnose((_log(tmp_path, text),))
     assert all(not f.reason for f in rep.findings)
     assert rep.findings[0].role == "wrapper"
+
+
+def test_reason_rules_put_the_reason_in_plain_words(tmp_path):
+    text = ("(VllmWorker rank=3 pid=7) ERROR 07-17 08:06:53 [multiproc_executor.py:487] RuntimeError: init:x.ts:292 NPU "
+            "function error: aclrtGetDeviceCount(&device_count), error code is 207004\n"
+            "(VllmWorker rank=3 pid=7) ERROR 07-17 08:06:53 [multiproc_executor.py:487] EE1001: [PID: 7] 2025-07-17-08:06:53.296.370 "
+            "The argument is invalid.Reason: set ASCEND_RT_VISIBLE_DEVICES:3,1,2 error, it must be configured in ascending order\n")
+    top = diagnose((_log(tmp_path, text),)).findings[0]
+    assert top.reason.startswith("set ASCEND_RT_VISIBLE_DEVICES:3,1,2 error")
+    assert "reason-ascending-order" in top.settings
+    assert top.fix.startswith("Pass that list sorted in ascending (increasing) order")
+
+
+def test_complex_dtype_and_fp16_scale_rules(tmp_path):
+    rep = diagnose((_log(tmp_path, "Tensor self not implemented for DT_COMPLEX128\nNPU function error: call aclnnGather failed\n"
+                                   "error code is 161002\n"),))
+    assert "cos/sin" in rep.findings[0].fix and "complex" in rep.findings[0].cause.lower()
+    rep = diagnose((_log(tmp_path, "aclnnQuantMatmulWeightNz failed, error code is 161002\nAclNN_Parameter_Error(EZ1001):\n"
+                                   "Tensor scale not implemented for DT_FLOAT16,\nshould be in dtype support list\n"
+                                   "[DT_UINT64, DT_BFLOAT16, DT_INT64, DT_FLOAT].\n", "b.log"),))
+    top = rep.findings[0]
+    assert "The scale input of the kernel is float16" in top.cause and "bfloat16" in top.fix
+
+
+def test_a_log_with_only_an_error_line_leads_with_its_words(tmp_path):
+    rep = diagnose((_log(tmp_path, "INFO starting\n[ERROR] TBE Subprocess[task_distribute] raise error[], main process "
+                                   "disappeared!\n"),))
+    top = rep.findings[0]
+    assert top.severity == "error" and "main process disappeared" in top.title
+    rep = diagnose((_log(tmp_path, "INFO starting\nValue error, Ascend scheduler is enabled without chunked prefill feature.\n",
+                         "b.log"),))
+    assert rep.findings[0].id == "log-error-line" and "chunked prefill" in rep.findings[0].title
+    # prose with the word Error: stays quiet
+    assert diagnose((_log(tmp_path, "INFO all good\nsome Error: words in prose\n", "c.log"),)).findings == []

@@ -73,6 +73,11 @@ SEV_ORDER = {"error": 0, "warning": 1}
 QUERY_HEAD = 64
 QUERY_TAIL = 192
 """Matched lines kept (first and last, 400 chars each) for matching known issues against the whole log."""
+SALIENT_KEEP = 32
+_LOUD = re.compile(r"\[ERROR\]|\bERROR\b|\b[Ff]ailed\b|FAILED|disappeared|not supported|core dumped|Segmentation fault|"
+                   r"\bKilled\b|\bAborted\b|\b[Vv]alue error\b|No matching distribution")
+"""An error-looking line loud enough to stand as a log's only finding (a log level, "failed", a crash); prose that
+merely contains "Error:" does not."""
 KI_FINDINGS = 6
 """Error findings (first in ranking) matched against the known issues, each by its own evidence."""
 
@@ -275,6 +280,7 @@ class Aggregator:
         self.bare: list = []  # exception lines outside tracebacks that no entry explains (a fallback)
         self.query_head: list = []  # the first QUERY_HEAD matched line texts (known-issue retrieval over the whole log)
         self.query_tail: deque = deque(maxlen=QUERY_TAIL)  # and the last QUERY_TAIL
+        self.salient: list = []  # the first SALIENT_KEEP error-looking lines nothing matched (scanner.SALIENT_WORDS)
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -288,13 +294,18 @@ class Aggregator:
         for ev in hit.events:
             self._add_symptom(ev, hit)
         m = hit.match
+        if hit.salient or m.signatures or m.cann_codes or m.acl_codes or m.err_codes or hit.exc is not None or hit.reason:
+            qt = hit.text[:400]
+            if len(self.query_head) < QUERY_HEAD:
+                self.query_head.append(qt)
+            else:
+                self.query_tail.append(qt)
+        if hit.salient:
+            if len(self.salient) < SALIENT_KEEP:
+                self.salient.append(hit)
+            return
         if not (m.signatures or m.cann_codes or m.acl_codes or m.err_codes or hit.exc is not None or hit.reason):
             return
-        qt = hit.text[:400]
-        if len(self.query_head) < QUERY_HEAD:
-            self.query_head.append(qt)
-        else:
-            self.query_tail.append(qt)
         key = (hit.file, hit.rank)
         blk = self.blocks.get(key)
         if blk is None and hit.rank is None:
@@ -717,6 +728,10 @@ class Aggregator:
                 c = self._antecedent(f, [x for x in consequences if x.first_time is not None])
             if c is not None:
                 f.consequence_of = c.label()
+        if not any(f.severity == "error" for f in out):
+            last = self._last_resort()
+            if last is not None:
+                out.insert(0, last)
         fw_mod.apply(out, (self.context.values.get("framework") or {}).get("value"))
         self._known_issues(out)
         for f in out:
@@ -727,6 +742,44 @@ class Aggregator:
             f.confidence = confidence(f)
         return out
 
+
+    def _last_resort(self) -> Optional[Finding]:
+        """A log with no catalogued error: the known issue its error-looking lines match, else the first such
+        line's own words as the finding (instead of "no known error")."""
+        loud = [h for h in self.salient if _LOUD.search(h.text)]
+        if not loud:
+            return None
+        fw = (self.context.values.get("framework") or {}).get("value")
+        m = None
+        try:
+            idx = ki_mod.load()
+            m = idx.best(self.query_head + list(self.query_tail), framework=fw) if idx.records else None
+        except (OSError, ValueError):
+            m = None
+        first = next((h for h in loud if reason_mod.extract(h.text)), loud[0])
+        text = reason_mod.extract(first.text) or " ".join(first.text.split())[:300]
+        if m is not None:
+            rec = m.record
+            f = Finding(id="known-issue", family=rec.get("framework") or rec.get("project") or "known-issue",
+                        title=rec.get("title") or rec["id"], severity="error", role="cause", cause=rec["cause"],
+                        fix=rec["fix"], next_step="Compare the thread with your setup (versions, flags); the log "
+                        "lines it quotes are shown as evidence.", source=rec["url"], base_confidence=0.5, key=rec["id"])
+            terms = set(m.terms)
+            best = sorted(loud, key=lambda h: -len(terms & set(ki_mod.tokens(h.text))))[:3]
+            for h in best:
+                f.add(h)
+            f.known_issue = dict(m.to_dict(), fix_note=ki_mod.compare_fixed(rec, self.context.versions()) or None)
+            f.base_confidence = round(0.4 + 0.4 * m.confidence, 2)
+            return f
+        f = Finding(id="log-error-line", family="reason", title=f"Error reported in the log: {text}"[:160], severity="error",
+                    role="cause", cause=f"No catalogue entry or known issue explains this log; its first error line says: {text}",
+                    fix="Act on what the line says (the setting, file, package or value it names); if it comes from a "
+                        "framework, search its issues for the message.",
+                    next_step="Paste more of the log: the traceback or the lines just above this one usually hold the cause.",
+                    source="the error line in the log", reason=text, base_confidence=0.3, generic=True)
+        for h in loud[:3]:
+            f.add(h)
+        return f
 
     def _known_issues(self, out: list) -> None:
         """Match the first error findings (each by its evidence, reason and exception) against the known issues;
@@ -745,6 +798,9 @@ class Aggregator:
         versions = self.context.versions()
         matched = False
         for f in errors[:KI_FINDINGS]:
+            if f.known_issue is not None:
+                matched = True
+                continue
             q = [e.text for e in f.evidence] + [f.reason, f.title]
             if f.exception:
                 q.append(f"{f.exception['type']}: {f.exception['message']}")

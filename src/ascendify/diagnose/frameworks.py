@@ -9,6 +9,7 @@ follows the fix.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,16 +32,26 @@ class Setting:
     text: str
     source: str
     verified: bool = True
+    regex: Optional[re.Pattern] = None
+    cause: str = ""
+
+    def match(self, finding, framework: Optional[str]) -> Optional[dict]:
+        """The groups (``{}`` without a regex) when the setting applies to ``finding``, else None."""
+        if "*" not in self.framework and (framework is None or framework not in self.framework):
+            return None
+        if self.families and finding.family not in self.families:
+            return None
+        if not self.any and self.regex is None:
+            return {}
+        blob = " ".join([finding.title, finding.cause, finding.reason or ""] + [e.text for e in finding.evidence[:5]])
+        if self.regex is not None:
+            m = self.regex.search(blob)
+            return None if m is None else {k: v for k, v in m.groupdict().items() if v}
+        low = blob.lower()
+        return {} if any(a.lower() in low for a in self.any) else None
 
     def applies(self, finding, framework: Optional[str]) -> bool:
-        if "*" not in self.framework and (framework is None or framework not in self.framework):
-            return False
-        if self.families and finding.family not in self.families:
-            return False
-        if not self.any:
-            return True
-        blob = " ".join([finding.title, finding.cause, finding.reason or ""] + [e.text for e in finding.evidence[:5]]).lower()
-        return any(a.lower() in blob for a in self.any)
+        return self.match(finding, framework) is not None
 
 
 def parse(data: dict) -> tuple:
@@ -56,16 +67,31 @@ def parse(data: dict) -> tuple:
         seen.add(sid)
         if "http" not in raw["source"] and not (raw.get("verified") is False and raw.get("reason")):
             raise ValueError(f"framework setting {sid}: source has no URL")
+        rx = raw.get("regex")
+        if rx:
+            from ascendify.diagnose.signatures import check_pattern
+
+            check_pattern(rx)
         out.append(Setting(sid, tuple(raw["framework"]), tuple(raw.get("families", ())), tuple(raw.get("any", ())),
                            bool(raw.get("lead", False)), " ".join(raw["text"].split()), raw["source"],
-                           bool(raw.get("verified", True))))
+                           bool(raw.get("verified", True)), re.compile(rx) if rx else None, " ".join(raw.get("cause", "").split())))
     return tuple(out)
+
+
+DATA_FILES = ("frameworks.toml", "reasons.toml")
 
 
 @lru_cache(maxsize=1)
 def load() -> tuple:
-    text = resources.files("ascendify.diagnose").joinpath("data").joinpath("frameworks.toml").read_text(encoding="utf-8")
-    return parse(tomllib.loads(text))
+    """The settings of ``data/frameworks.toml`` then the message-phrase rules of ``data/reasons.toml``."""
+    root = resources.files("ascendify.diagnose").joinpath("data")
+    out: tuple = ()
+    for name in DATA_FILES:
+        out += parse(tomllib.loads(root.joinpath(name).read_text(encoding="utf-8")))
+    ids = [s.id for s in out]
+    if len(ids) != len(set(ids)):
+        raise ValueError("framework / reason settings: duplicate id")
+    return out
 
 
 def apply(findings: list, framework: Optional[str]) -> None:
@@ -73,12 +99,19 @@ def apply(findings: list, framework: Optional[str]) -> None:
     names them."""
     settings = load()
     for f in findings:
-        lead, tail, ids = [], [], []
+        lead, tail, ids, causes = [], [], [], []
         for s in settings:
-            if s.applies(f, framework):
-                (lead if s.lead else tail).append(s.text + ("" if s.verified else " (unverified)"))
-                ids.append(s.id)
+            groups = s.match(f, framework)
+            if groups is None:
+                continue
+            fill = (lambda t: re.sub(r"\{(\w+)\}", lambda m: groups.get(m.group(1), "this"), t))
+            (lead if s.lead else tail).append(fill(s.text) + ("" if s.verified else " (unverified)"))
+            if s.cause:
+                causes.append(fill(s.cause))
+            ids.append(s.id)
         if not ids:
             continue
         f.fix = " ".join(lead + [f.fix] + tail)
+        if causes:
+            f.cause = " ".join(causes) + " " + f.cause
         f.settings = ids

@@ -296,6 +296,7 @@ class Match:
     confidence: float
     terms: list  # the distinctive terms log and record share, most weighty first
     enough: bool = True  # shares enough distinctive terms (:data:`MIN_TERMS`, fewer for a short quote)
+    coverage: float = 0.0  # share of the record's quoted lines the log matches closely (ties go to the higher)
 
     def to_dict(self) -> dict:
         r = self.record
@@ -334,6 +335,7 @@ class Index:
             cand.update(post.get(t, ()))
         exclude = exclude if exclude is not None else excluded_urls()
         best: dict = {}
+        covered: dict = {}  # record -> quote lines matched closely (a record whose every quoted line is in the log wins a tie)
         for i in cand:
             d = self.docs[i]
             rec = self.records[d["rec"]]
@@ -347,10 +349,17 @@ class Index:
             terms = [t for w, t in sorted(common, reverse=True) if self.data["idf"].get(t, 0) > COMMON_IDF]
             need = min(MIN_TERMS, d.get("distinct", MIN_TERMS))
             m = Match(rec, s, min(conf, 1.0), terms, len(terms) >= max(1, need))
+            if d["kind"] == "quote" and m.confidence >= MIN_CONFIDENCE:
+                covered[d["rec"]] = covered.get(d["rec"], 0) + 1
             old = best.get(d["rec"])
             if old is None or (m.enough, m.confidence, m.score) > (old.enough, old.confidence, old.score):
                 best[d["rec"]] = m
-        out = sorted(best.values(), key=lambda m: (-m.enough, -m.confidence, -m.score, m.record["id"]))
+        nquotes: dict = {}
+        for ri in best:
+            nquotes[ri] = max(1, len([q for q in (self.records[ri].get("quote") or []) if q.strip()][:12]))
+        for ri, m in best.items():
+            m.coverage = round(covered.get(ri, 0) / nquotes[ri], 3)
+        out = sorted(best.values(), key=lambda m: (-m.enough, -round(m.confidence, 2), -m.coverage, -m.score, m.record["id"]))
         return out[:top]
 
     def best(self, query: Iterable[str], framework: Optional[str] = None) -> Optional[Match]:

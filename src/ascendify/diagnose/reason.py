@@ -21,6 +21,9 @@ import re
 MAX_REASON = 300
 
 _PREFIX = [
+    re.compile(r"^\s*\((?:VllmWorker|EngineCore|Worker|RayWorker|APIServer)[^)]{0,80}\)\s*"),  # vLLM process prefixes
+    re.compile(r"^\s*(?:INFO|ERROR|WARNING|WARN|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[[^\]]{1,80}\]\s*"),
+    re.compile(r"^\s*\[(?:Error|ERROR|Warning)\]\s*:\s*"),
     re.compile(r"^\s*\[(?:ACL )?(?:ERROR|WARNING|ERRO|EVENT)\]\s*"),
     re.compile(r"^\s*\[?[A-Z_]{2,12}\(\d{1,8},[^)]{0,60}\):\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d(?:\.\d{1,3}){0,2}\]?\s*"
                r"(?:\[[^\]]{1,80}\])?\s*(?:\d{1,8}\s+)?(?:[A-Za-z_][\w:~]{0,80}:\s)?"),  # plog: MODULE(pid,proc):time [file.cc:12]tid func:
@@ -46,7 +49,8 @@ GENERIC = (
 _GENERIC_START = (
     "the inner error is reported as above", "inner error", "traceback", "file \"", "[pid:", "process exits",
     "the process exits", "please refer", "for more details", "see the", "solution:", "possible cause",
-    "call acl api failed", "pta call acl api failed", "[error]", "atc run failed", "execute:", "unknown error occurred",
+    "call acl api failed", "pta call acl api failed", "[error]", "atc run failed", "check whether", "check if",
+    "please check", "check the", "execute:", "unknown error occurred",
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _ERR_START = re.compile(r"^\s*ERR\d{5}\b")

@@ -74,6 +74,7 @@ class Hit:
     exc: Optional[ExcInfo] = None  # the line is the exception line of a Python traceback
     events: list = field(default_factory=list)  # metric symptoms decided on this line (metrics.Event)
     reason: str = ""  # the reason text the line gives for a CANN / ACL / HCCL message (reason.extract)
+    salient: bool = False  # an error-looking line nothing else matched (known-issue retrieval, the last-resort finding)
 
 
 @dataclass
@@ -207,6 +208,11 @@ SAMPLE = 16 << 10
 FOLLOW_LINES = 8
 """Lines read after a line with a CANN / ACL / torch_npu code (or ``Inner Error`` / ``Reason:``), for the message's
 own reason text (CANN prints it on continuation lines that carry no anchor of their own)."""
+SALIENT_WORDS = (b"[ERROR]", b"ERROR", b"Error", b"error:", b"error,", b"failed", b"Failed", b"FAILED", b"disappeared",
+                 b"not supported", b"not support", b"Aborted", b"core dumped", b"Segmentation fault", b"Killed")
+"""Words of an error-looking line: such lines that nothing else matches are kept (bounded) for known-issue
+retrieval and, when a log has no other error, as its finding."""
+_SALIENT = re.compile(b"|".join(re.escape(w) for w in SALIENT_WORDS))
 _FOLLOW_WORDS = (b"Inner Error", b"Reason:", b"reason:", b"The reason is", b"[ERROR]", b"EE1001", b"EE9999")
 CONTEXT_HEAD = 1 << 20
 """Chip / version lines are looked for in the first MiB of each stream (banners, `pip list`, `npu-smi` come first;
@@ -226,7 +232,8 @@ class Scanner:
         self.matcher = matcher or Matcher()
         self.kb_trigger = self.matcher.kb.trigger
         self.context = context if context is not None else context_mod.Context()
-        self._base = self.kb_trigger.pattern + b"|" + b"|".join(re.escape(t) for t in _TB_WORDS)
+        self._base = (self.kb_trigger.pattern + b"|" + b"|".join(re.escape(t) for t in _TB_WORDS) + b"|"
+                      + b"|".join(re.escape(t) for t in SALIENT_WORDS))
         self._met = b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS)
         self._ctx_missing = None
         self._ctx_trigger_update()
@@ -424,8 +431,11 @@ class Scanner:
                 self._follow_until = self.base + le + (FOLLOW_LINES << 10)
             if exc is None and (coded or (following and reason_mod.continuation(body))):
                 why = reason_mod.extract(body)
+            salient = False
             if lm is None and exc is None and not events and not why:
-                continue
+                if not _SALIENT.search(raw):
+                    continue
+                salient = True
             if lm is None:
                 lm = LineMatch([], [], [], [])
             rank = prank if prank is not None else rank_in_text(text)
@@ -443,7 +453,7 @@ class Scanner:
                 frame = _frame(buf, max(0, ls - LOOKBACK), ls)
             yield Hit(
                 file=name, line=lineno, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
-                frame=frame, seq=self.seq, exc=exc, events=events, reason=why,
+                frame=frame, seq=self.seq, exc=exc, events=events, reason=why, salient=salient,
             )
 
     def _match_escaped(self, text: str, whole: Optional[LineMatch]) -> Optional[LineMatch]:
