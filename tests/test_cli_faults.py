@@ -206,3 +206,39 @@ def test_profile_table_uses_one_time_unit(tmp_path):
     assert not any("µs" in r or " ms" in r for r in rows), rows
     step_rows = [ln for ln in lines if ln.startswith("    ") and ln.split()[:1] in (["1"], ["2"])]
     assert len(step_rows) == 2 and all("µs" not in r for r in step_rows), step_rows
+
+
+# --------------------------------------------------------------------------- probe: the op the user called
+SDPA_MODEL = '''import torch
+import torch.nn.functional as F
+
+
+class M(torch.nn.Module):
+    def forward(self, q):
+        return F.scaled_dot_product_attention(q, q, q)
+
+
+def factory():
+    return M()
+'''
+
+
+def test_probe_judges_sdpa_as_called_not_its_cpu_kernel(tmp_path, monkeypatch):
+    """torch's CPU picks _scaled_dot_product_flash_attention_for_cpu for SDPA; torch_npu registers
+    its own kernel for aten::scaled_dot_product_attention, so that is no CPU fallback on the NPU."""
+    import json
+    import sys
+
+    pytest.importorskip("torch")
+    (tmp_path / "sdpa_toy.py").write_text(SDPA_MODEL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("sdpa_toy", None)
+    r = run_cli("probe", "sdpa_toy:factory", "--input", "q:1,2,8,16:float32", "--format", "json", cwd=str(tmp_path))
+    doc = json.loads(r.out)
+    cl = doc["classification"]
+    assert not [f for f in cl["findings"] if f["kind"] == "cpu_fallback"], cl["findings"]
+    row = next(x for x in cl["rows"] if x["op"] == "_scaled_dot_product_flash_attention_for_cpu")
+    assert row["class"] == "npu_composite" and row["npu_impl"] == "aten::scaled_dot_product_attention"
+    assert doc["verdict"].startswith("VERDICT: ready"), doc["verdict"]
+    note = next(f for f in cl["findings"] if f["kind"] == "npu_override")
+    assert "_scaled_dot_product_flash_attention_for_cpu" in note["message"]

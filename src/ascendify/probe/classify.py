@@ -62,6 +62,27 @@ def _dtypes(rec: dict) -> list:
     return out
 
 
+def npu_composites(records: list, table) -> dict:
+    """API (as recorded, e.g. ``torch._C._nn.scaled_dot_product_attention``) -> the aten op of that
+    name when torch decomposes it (CompositeImplicitAutograd) but torch_npu registers its own NPU
+    kernel for it (``table``: a KB release) and the op itself was not recorded (the CPU run
+    decomposed it).  ``ascendify run`` installs such ops as one kernel (run/common.py
+    ``install_fused``); probe judges the ops under them the same way."""
+    recorded = {r["op"] for r in records}
+    out: dict = {}
+    for rec in records:
+        for api in rec.get("apis", {}):
+            if api in out:
+                continue
+            own = kbapis.name_based_aten(api)
+            orow = table.ops.get(own)
+            if (orow and orow[0] == "npu_kernel" and orow[1] != "torch_npu_core"
+                    and "CompositeImplicitAutograd" in orow[2] and own not in recorded
+                    and not any(o.startswith(own + ".") for o in recorded)):
+                out[api] = own
+    return out
+
+
 def classify(records: list, torch_npu: Optional[str], chip: Optional[str] = None, cann: Optional[str] = None,
              fallback_disabled: Optional[bool] = None) -> dict:
     """Rows and findings for recorded ops under a torch_npu release and chip.
@@ -86,11 +107,21 @@ def classify(records: list, torch_npu: Optional[str], chip: Optional[str] = None
             warnings.append(f"unknown chip '{chip}'; chip checks skipped")
     rows, findings = [], []
     msgs = table.meta.get("hardcoded_fallback_messages", [])
+    owned = npu_composites(records, table)
+    parts: dict = {}  # composite aten op -> the recorded ops of its CPU decomposition
     for rec in records:
         op = rec["op"]
         cls, impl, disp = table.ops.get(op, ("unknown", "", ""))
+        owners = {owned.get(a) for a in rec.get("apis", {})}
+        if rec.get("apis") and None not in owners and cls == "cpu_fallback":
+            # only ever reached through APIs whose composite op torch_npu runs as one NPU kernel
+            # (SDPA): the op is the CPU's choice of kernel for it, judged as the op the user called
+            own = sorted(owners)[0]
+            parts.setdefault(own, []).append(op)
+            cls, impl, disp = "npu_composite", f"aten::{own}", ""
         dts = _dtypes(rec)
-        row = {"op": op, "count": rec["count"], "class": cls, "short": kbops.SHORT_LABELS.get(cls, cls),
+        row = {"op": op, "count": rec["count"], "class": cls,
+               "short": "inside an NPU kernel" if cls == "npu_composite" else kbops.SHORT_LABELS.get(cls, cls),
                "npu_impl": impl, "dtypes": dts, "shapes": [s["shapes"] for s in rec.get("signatures", [])][:2],
                "lines": _lines(rec), "apis": list(rec.get("apis", {}))[:3], "phases": rec.get("phases", []),
                "inside": rec.get("inside", [])}
@@ -164,17 +195,16 @@ def classify(records: list, torch_npu: Optional[str], chip: Optional[str] = None
             findings.append(dict(base, kind="hardware", severity="warning",
                                  message=f"{api} is marked ✘ for {hwkey} ({chip_obj.soc_version}) in the native-API list",
                                  source=notes[0]["source"], recipe=None))
-        own = kbapis.name_based_aten(api)
-        orow = table.ops.get(own)
-        recorded = {r["op"] for r in records}
-        if (orow and orow[0] == "npu_kernel" and orow[1] != "torch_npu_core"
-                and "CompositeImplicitAutograd" in orow[2] and own not in recorded
-                and not any(o.startswith(own + ".") for o in recorded)):
+        own = owned.get(api)
+        if own is not None:
+            orow = table.ops[own]
+            inner = sorted(set(parts.get(own, [])))
+            judged = (f"; judged as that op, so {', '.join(inner)} (the CPU's kernel choice for it) is no CPU fallback"
+                      if inner else "")
             findings.append(dict(base, kind="npu_override", severity="info",
                                  message=(f"{api}: torch decomposes aten::{own} (CompositeImplicitAutograd) and the ops "
-                                          f"above are the decomposition, but torch_npu {release} registers its own "
-                                          f"kernel ({orow[1]}); on the NPU it may run as that one kernel (depends on "
-                                          "torch_npu's autograd registration)"),
+                                          f"recorded under it are the CPU's decomposition, but torch_npu {release} registers "
+                                          f"its own kernel ({orow[1]}), which runs on the NPU instead{judged}"),
                                  source=kbops.short_provenance(table) + "; reference/op-support-and-versions.md §2.1 caveat",
                                  recipe=None))
         dep = kbapis.deprecated(api) if "npu_" in api else None

@@ -68,7 +68,8 @@ def render_text(result: dict, all_ops: bool = False) -> None:
     con.print(Text(f"{len(cl['rows'])} distinct aten overloads, {sum(r['count'] for r in cl['rows'])} calls: "
                    + ", ".join(f"{v} {k}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))))
     rows = cl["rows"] if all_ops else [r for r in cl["rows"] if r["class"] not in ("npu_kernel", "npu_via_structured_out",
-                                                                                       "composite_explicit", "composite_implicit")]
+                                                                                       "composite_explicit", "composite_implicit",
+                                                                                       "npu_composite")]
     if rows:
         t = Table(title="aten ops" + ("" if all_ops else " without their own NPU kernel (--all-ops for every op)"),
                   title_justify="left")
