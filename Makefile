@@ -19,9 +19,23 @@ $(CORE): pyproject.toml
 	$(PY) -m pip install -q -e .
 	touch $(CORE)
 
+# torch, CPU build.  PyPI's Linux x86-64 torch is the CUDA build (GBs of nvidia-* wheels), so torch
+# comes from TORCH_INDEX (PyTorch's CPU wheel index) unless pip's find-links already has the wheel
+# (an offline wheelhouse); its dependencies then come from pip's configured index.
+# `make test TORCH_INDEX=` uses pip's configured index for torch too.  torch 2.13 needs Python 3.10+.
+TORCH_VERSION ?= 2.13.0
+TORCH_INDEX   ?= https://download.pytorch.org/whl/cpu
+define install_torch
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "make: torch $(TORCH_VERSION) needs Python 3.10+ ($(PY) is $$($(PY) --version 2>&1)); the core install (pip install .) works on 3.9: PYTHON=python3.10 make ..."; exit 1; }
+	$(PY) -c 'import importlib.metadata as m, sys; sys.exit(m.version("torch").split("+")[0] != "$(TORCH_VERSION)")' 2>/dev/null \
+	  || $(PY) -m pip install -q --no-index --no-deps "torch==$(TORCH_VERSION)" 2>/dev/null \
+	  || $(PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install -q "torch==$(TORCH_VERSION)"
+endef
+
 $(FULL): $(CORE)
 	# torch CPU build first, so nothing pulls a CUDA build in
-	$(PY) -m pip install -q "torch==2.13.0"
+	$(install_torch)
 	$(PY) -m pip install -q -e ".[test,ml]"
 	touch $(FULL)
 
@@ -30,7 +44,7 @@ install: $(CORE)
 # torch (CPU build) for `ascendify run` in the demo; the test extras are not needed for it
 TORCH  := $(VENV)/.ascendify-torch
 $(TORCH): $(CORE)
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "torch==2.13.0"
+	$(install_torch)
 	touch $(TORCH)
 
 demo: $(CORE) $(TORCH)

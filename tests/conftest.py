@@ -51,3 +51,25 @@ def umask():
     os.umask(old)
     yield lambda m: os.umask(m)
     os.umask(old)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say when the browser tests did not run: pytest's summary only counts skips, so `make test`
+    on a machine without chromium would pass without a word that the report was never opened."""
+    browser = []
+    for rep in terminalreporter.stats.get("skipped", []):
+        if "browser" in getattr(rep, "keywords", {}) or "test_browser.py" in getattr(rep, "nodeid", ""):
+            reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3 else "skipped"
+            browser.append(reason.replace("Skipped: ", ""))
+    if browser:
+        reasons = ", ".join(sorted(set(browser)))
+        config._ascendify_browser_note = (f"NOTE: {len(browser)} browser test(s) skipped ({reasons}): the HTML report was not "
+                                          "checked in a browser; install chromium and playwright (pip install playwright) to run them")
+
+
+def pytest_unconfigure(config):
+    """The browser note (above) as the last line, under pytest's own summary line."""
+    note = getattr(config, "_ascendify_browser_note", None)
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if note and tr is not None:
+        tr.write_line(note, yellow=True)
