@@ -1,0 +1,322 @@
+"""The standing field trial (issue 23): public training programs, migrated with both targets, run for a
+few steps under ``ascendify run`` next to a plain CPU run; prints the table.
+
+    python bench/field_trial.py [--cache DIR] [--only nanogpt,mingpt,...] [--keep]
+
+The repositories are NOT part of ascendify and are never committed: the script expects each one
+cloned at its pinned commit under ``CACHE/src/<name>`` (``git clone URL && git checkout COMMIT``;
+default cache ``/work/scratch/trial``, or ``$FIELD_TRIAL_DIR``) and, for the torchvision programs,
+a torchvision importable on ``PYTHONPATH`` (``CACHE/site``).  No project file is edited: the data
+are synthetic, written in the formats the scripts read, into a copy.
+
+Each entry runs five ways, one intra-op thread each (``OMP_NUM_THREADS=1``):
+  orig      the original, under ``ascendify run`` (where does an Ascend host stop?)
+  npu       ``ascendify fix --target npu --out-dir`` copy (safe fixes only), under run
+  agnostic  ``ascendify fix --target agnostic --out-dir`` copy, under run
+  cpu       the original on the plain CPU with its CPU switches (the loss baseline)
+  cmp       the npu copy under run with the same numeric switches as ``cpu`` (fp32, same optimizer
+            path): its losses are compared with ``cpu``'s as printed by the program
+A program with no step limit is stopped (SIGINT to run, exit 130) after ``stop_after`` matching log
+lines: "ran N steps" is then the outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.environ.get("FIELD_TRIAL_DIR", "/work/scratch/trial")
+
+REPOS = {
+    # name: (url, pinned commit)
+    "nanoGPT": ("https://github.com/karpathy/nanoGPT", "3adf61e154c3fe3fca428ad6bc3818b27a3b8291"),
+    "minGPT": ("https://github.com/karpathy/minGPT", "37baab71b9abea1b76ab957409a1cc2fbfba8a26"),
+    "examples": ("https://github.com/pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8"),
+}
+
+
+# ----------------------------------------------------------------------------- synthetic data
+def _rand_tokens(folder: str, vocab: int = 65, n: int = 20000) -> None:
+    import numpy as np
+
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.RandomState(0)
+    for split in ("train", "val"):
+        rng.randint(0, vocab, size=n).astype(np.uint16).tofile(os.path.join(folder, f"{split}.bin"))
+    with open(os.path.join(folder, "meta.pkl"), "wb") as fh:
+        pickle.dump({"vocab_size": vocab}, fh)
+
+
+def _mnist_idx(folder: str, n_train: int = 256, n_test: int = 64) -> None:
+    import numpy as np
+
+    raw = os.path.join(folder, "MNIST", "raw")
+    os.makedirs(raw, exist_ok=True)
+    rng = np.random.RandomState(0)
+    for prefix, n in (("train", n_train), ("t10k", n_test)):
+        img = rng.randint(0, 256, size=(n, 28, 28)).astype(np.uint8)
+        lab = rng.randint(0, 10, size=n).astype(np.uint8)
+        with open(os.path.join(raw, f"{prefix}-images-idx3-ubyte"), "wb") as fh:
+            fh.write((2051).to_bytes(4, "big") + n.to_bytes(4, "big") + (28).to_bytes(4, "big") + (28).to_bytes(4, "big"))
+            fh.write(img.tobytes())
+        with open(os.path.join(raw, f"{prefix}-labels-idx1-ubyte"), "wb") as fh:
+            fh.write((2049).to_bytes(4, "big") + n.to_bytes(4, "big"))
+            fh.write(lab.tobytes())
+
+
+def _words(folder: str) -> None:
+    import random
+
+    os.makedirs(folder, exist_ok=True)
+    rnd = random.Random(0)
+    vocab = [f"w{i}" for i in range(200)]
+    for split, lines in (("train", 400), ("valid", 60), ("test", 60)):
+        with open(os.path.join(folder, f"{split}.txt"), "w", encoding="utf-8") as fh:
+            for _ in range(lines):
+                fh.write(" ".join(rnd.choice(vocab) for _ in range(12)) + "\n")
+
+
+# ----------------------------------------------------------------------------- the entries
+ENTRIES = [
+    {
+        "name": "nanogpt", "title": "nanoGPT train.py", "repo": "nanoGPT", "cwd": ".",
+        "setup": lambda d: _rand_tokens(os.path.join(d, "data", "rand")),
+        "argv": ["train.py", "--dataset=rand", "--n_layer=2", "--n_head=2", "--n_embd=64", "--block_size=32",
+                 "--batch_size=4", "--max_iters=3", "--lr_decay_iters=3", "--eval_interval=1000", "--eval_iters=1",
+                 "--log_interval=1", "--compile=False", "--warmup_iters=0", "--out_dir=out-trial"],
+        "cpu": ["--device=cpu", "--dtype=float32"], "cmp": ["--dtype=float32"],
+        "loss": r"iter (\d+): loss ([0-9.]+)",
+    },
+    {
+        "name": "mingpt", "title": "minGPT adder demo", "repo": "minGPT", "cwd": ".",
+        "setup": None,
+        "argv": ["projects/adder/adder.py", "--trainer.max_iters=3", "--trainer.num_workers=0",
+                 "--system.work_dir=./out-trial"],
+        "env": {"PYTHONPATH": "."}, "cpu": [], "cmp": [],
+        "loss": r"iter (\d+): train loss ([0-9.]+)",
+    },
+    {
+        "name": "mnist", "title": "pytorch/examples mnist", "repo": "examples", "cwd": "mnist",
+        "setup": lambda d: _mnist_idx(os.path.join(d, "data")),
+        "argv": ["main.py", "--epochs", "1", "--batch-size", "32", "--test-batch-size", "32", "--log-interval", "1"],
+        "cpu": ["--no-accel"], "cmp": [],
+        "loss": r"Train Epoch: \d+ \[(\d+)/\d+ .*\]\s+Loss: ([0-9.]+)",
+    },
+    {
+        "name": "dcgan", "title": "pytorch/examples dcgan --accel", "repo": "examples", "cwd": "dcgan",
+        "setup": None,
+        "argv": ["main.py", "--dataset", "fake", "--accel", "--dry-run", "--batchSize", "8", "--imageSize", "32",
+                 "--ngf", "8", "--ndf", "8", "--workers", "0", "--outf", "out-trial"],
+        "cpu": [], "cmp": [],
+        "loss": r"\[\d+/\d+\]\[(\d+)/\d+\] Loss_D: ([0-9.]+)",
+    },
+    {
+        "name": "imagenet", "title": "pytorch/examples imagenet --dummy", "repo": "examples", "cwd": "imagenet",
+        "setup": None,
+        "argv": ["main.py", "--dummy", "-a", "resnet18", "-b", "4", "--workers", "0", "--print-freq", "1", "--epochs", "1"],
+        "cpu": ["--no-accel"], "cmp": [], "stop_after": (r"Epoch: \[0\]\[\s*\d+/", 3),
+        "loss": r"Epoch: \[0\]\[\s*(\d+)/\d+\].*Loss ([0-9.e+-]+)",
+    },
+    {
+        "name": "wlm", "title": "pytorch/examples word_language_model (LSTM)", "repo": "examples", "cwd": "word_language_model",
+        "setup": lambda d: _words(os.path.join(d, "data", "synthetic")),
+        "argv": ["main.py", "--accel", "--data", "./data/synthetic", "--epochs", "1", "--emsize", "16", "--nhid", "16",
+                 "--bptt", "8", "--batch_size", "4", "--log-interval", "5", "--dry-run", "--save", "out-trial.pt"],
+        "cpu": [], "cmp": [],
+        "loss": r"\|\s+(\d+)/\s*\d+ batches .* loss\s+([0-9.]+)",
+    },
+]
+
+
+# ----------------------------------------------------------------------------- running
+def _env(extra=None) -> dict:
+    env = dict(os.environ)
+    env.pop("ASCENDIFY_RUN_CONFIG", None)
+    env["OMP_NUM_THREADS"] = "1"
+    env["PYTHONHASHSEED"] = "0"
+    site = os.path.join(CACHE, "site")
+    paths = [os.path.join(ROOT, "src")] + ([site] if os.path.isdir(site) else [])
+    for k, v in (extra or {}).items():
+        if k == "PYTHONPATH":
+            paths = [v] + paths
+        else:
+            env[k] = v
+    env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def _exec(cmd, cwd, env, timeout, stop_after=None) -> tuple:
+    """(exit code, stdout, stderr, seconds); SIGINT after ``stop_after=(regex, n)`` matching stdout lines."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if stop_after:
+        import threading
+
+        err_chunks = []
+        threading.Thread(target=lambda: err_chunks.append(p.stderr.read()), daemon=True).start()
+        out_lines, seen = [], 0
+        pat = re.compile(stop_after[0])
+        deadline = t0 + timeout
+        for line in p.stdout:
+            out_lines.append(line)
+            if pat.search(line):
+                seen += 1
+                if seen >= stop_after[1]:
+                    p.send_signal(signal.SIGINT)
+                    break
+            if time.monotonic() > deadline:
+                p.send_signal(signal.SIGINT)
+                break
+        rest, _ = p.communicate(timeout=30)
+        out_lines.append(rest or "")
+        time.sleep(0.1)
+        return p.returncode, "".join(out_lines), "".join(err_chunks), time.monotonic() - t0
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        err += f"\n[field trial: stopped after {timeout} s]"
+    return p.returncode, out, err, time.monotonic() - t0
+
+
+def _run_under(entry, folder, args, report, timeout) -> dict:
+    cwd = os.path.join(folder, entry["cwd"])
+    cmd = [sys.executable, "-m", "ascendify", "run", "--report", report, "-o", os.devnull, "--", "python", *args]
+    code, out, err, secs = _exec(cmd, cwd, _env(entry.get("env")), timeout, entry.get("stop_after"))
+    try:
+        with open(report, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        doc = None
+    return {"code": code, "out": out, "err": err, "secs": secs, "doc": doc}
+
+
+def _losses(entry, text) -> list:
+    return [m.group(2) for m in re.finditer(entry["loss"], text)]
+
+
+def _outcome(r: dict, entry) -> str:
+    doc = r["doc"]
+    losses = _losses(entry, r["out"])
+    if doc is None:
+        tail = (r["err"].strip().splitlines() or ["?"])[-1]
+        return f"no report (exit {r['code']}): {tail[:120]}"
+    parts = []
+    ff = doc.get("first_failure")
+    if r["code"] == 130 and entry.get("stop_after"):
+        parts.append(f"ran {len(losses)} logged steps (stopped by the trial)")
+    elif r["code"] == 0:
+        parts.append("runs")
+    if ff and r["code"] not in (0, 130):
+        uf = ff.get("user_frame") or {}
+        parts.append(f"fails {uf.get('path')}:{uf.get('line')} {ff.get('type')}: {' '.join(str(ff.get('message')).split())[:90]}")
+    elif r["code"] not in (0, 130):
+        parts.append(f"exit {r['code']}")
+    p = doc.get("parameters") or {}
+    if p.get("on"):
+        parts.append(f"params {p['on']}" + (" (LOUD)" if p.get("loud") else ""))
+    ac = [f"{a['device_type']} {'off' if a.get('disabled') or not a.get('dtype') else str(a['dtype']).replace('torch.', '')}"
+          for a in doc.get("autocast") or []]
+    if ac:
+        parts.append("autocast " + ", ".join(ac))
+    gs = doc.get("gradscaler") or {}
+    if any(gs.get(k) for k in ("skip", "backoff", "grow")):
+        parts.append(f"scaler skip {gs.get('skip')} backoff {gs.get('backoff')}")
+    if doc.get("fallbacks"):
+        parts.append("fallbacks " + ", ".join(f["op"] for f in doc["fallbacks"]))
+    if doc.get("dtype_findings"):
+        parts.append("dtype " + ", ".join(f"{d['op']}@{(d.get('user_frame') or {}).get('path')}:{(d.get('user_frame') or {}).get('line')}"
+                                          for d in doc["dtype_findings"][:3]))
+    return "; ".join(parts)
+
+
+def trial(entry, work: str, timeout: int) -> dict:
+    src = os.path.join(CACHE, "src", entry["repo"])
+    if not os.path.isdir(src):
+        url, commit = REPOS[entry["repo"]]
+        return {"entry": entry["title"], "error": f"missing {src}: git clone {url} {src} && git -C {src} checkout {commit}"}
+    base = os.path.join(work, entry["name"])
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    dirs = {}
+    for v in ("orig", "cpu"):
+        dirs[v] = os.path.join(base, v)
+        shutil.copytree(src, dirs[v], ignore=shutil.ignore_patterns(".git"))
+    notes = []
+    for target in ("npu", "agnostic"):
+        dirs[target] = os.path.join(base, target)
+        r = subprocess.run([sys.executable, "-m", "ascendify", "fix", src, "--target", target, "--out-dir", dirs[target],
+                            "--fail-on", "never", "--no-cache", "--exclude", ".git"],
+                           capture_output=True, text=True, env=_env(), cwd=base)
+        summary = [ln for ln in r.stdout.splitlines() + r.stderr.splitlines() if "fixed" in ln or "error" in ln.lower()]
+        notes.append(f"fix --target {target}: exit {r.returncode}; {summary[-1] if summary else ''}")
+    if entry.get("setup"):
+        for d in dirs.values():
+            entry["setup"](os.path.join(d, entry["cwd"]) if entry["cwd"] != "." else d)
+    res = {}
+    argv = entry["argv"]
+    res["orig"] = _run_under(entry, dirs["orig"], argv, os.path.join(base, "orig.json"), timeout)
+    res["npu"] = _run_under(entry, dirs["npu"], argv, os.path.join(base, "npu.json"), timeout)
+    res["agnostic"] = _run_under(entry, dirs["agnostic"], argv, os.path.join(base, "agnostic.json"), timeout)
+    cpu_args = [a for a in argv + entry["cpu"] if a != "--accel"]
+    code, out, err, secs = _exec([sys.executable, *cpu_args], os.path.join(dirs["cpu"], entry["cwd"]), _env(entry.get("env")),
+                                 timeout, entry.get("stop_after"))
+    res["cpu"] = {"code": code, "out": out, "err": err, "secs": secs, "doc": None}
+    cmp_args = argv + entry["cmp"]
+    res["cmp"] = res["npu"] if not entry["cmp"] else _run_under(entry, dirs["npu"], cmp_args, os.path.join(base, "cmp.json"), timeout)
+    cpu_l, cmp_l = _losses(entry, res["cpu"]["out"]), _losses(entry, res["cmp"]["out"])
+    if code not in (0, 130) or not cpu_l:
+        loss = f"no CPU baseline (exit {code}: {(err.strip().splitlines() or ['?'])[-1][:100]})"
+    elif not cmp_l:
+        loss = "copy printed no loss"
+    else:
+        n = min(len(cpu_l), len(cmp_l))
+        same = cpu_l[:n] == cmp_l[:n]
+        loss = (f"identical ({n} printed losses)" if same else f"DIFFER: cpu {cpu_l[:3]} vs npu copy {cmp_l[:3]}")
+    return {"entry": entry["title"], "orig": _outcome(res["orig"], entry), "npu": _outcome(res["npu"], entry),
+            "agnostic": _outcome(res["agnostic"], entry), "loss": loss, "notes": notes,
+            "secs": round(sum(r["secs"] for r in res.values()), 1)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cache", default=CACHE)
+    ap.add_argument("--only", default=",".join(e["name"] for e in ENTRIES))
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--json", default=None, help="also write the rows as JSON here")
+    a = ap.parse_args(argv)
+    globals()["CACHE"] = a.cache
+    work = os.path.join(a.cache, "work")
+    rows = []
+    for e in ENTRIES:
+        if e["name"] not in a.only.split(","):
+            continue
+        print(f"== {e['title']} ...", file=sys.stderr, flush=True)
+        row = trial(e, work, a.timeout)
+        rows.append(row)
+        print(json.dumps(row, indent=1), file=sys.stderr, flush=True)
+    print("| entry point | original under run | npu copy | agnostic copy | npu copy vs plain CPU |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['entry']} | {r['error']} | | | |")
+        else:
+            print(f"| {r['entry']} | {r['orig']} | {r['npu']} | {r['agnostic']} | {r['loss']} |")
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
