@@ -37,6 +37,7 @@ CATEGORIES = {
     "MEM": "memory",
     "EXT": "third-party",
     "CMP": "compile",
+    "DEP": "dependencies",
 }
 """Code prefix → category name.  A rule's code is its prefix plus three digits."""
 
