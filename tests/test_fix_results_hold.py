@@ -141,3 +141,38 @@ def test_agnostic_bf16_test_is_fixed(tmp_path):
     assert 'gated = DEVICE_TYPE != "cpu" and torch.get_device_module(DEVICE_TYPE).is_bf16_supported()' in text
     assert "torch.cuda" not in text and not remaining
     ast.parse(text)
+
+
+MIGRATES = {
+    "helpers.py": """
+        import torch
+
+
+        def sync(x):
+            torch.cuda.synchronize()
+            return x.cuda()
+
+
+        CAPABLE = ["cuda", "xpu"]
+        """,
+}
+
+
+def test_a_scan_of_the_migrated_copy_does_not_flag_what_fix_wrote(tmp_path):
+    from tests.cli_util import run_cli
+    import json
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for rel, code in MIGRATES.items():
+        (src / rel).write_text(textwrap.dedent(code).lstrip("\n"), encoding="utf-8")
+    out = tmp_path / "out"
+    r = run_cli("fix", ".", "--out-dir", str(out), "--no-cache", cwd=str(src))
+    assert r.code == 0, r.err
+    text = (out / "helpers.py").read_text()
+    assert 'CAPABLE = ["cuda", "npu", "xpu"]' in text and "import torch_npu" not in text
+    again = json.loads(run_cli("scan", ".", "--no-cache", "--format", "json", "--fail-on", "never", cwd=str(out)).out)["findings"]
+    assert again == []  # no DEV024 on the kept "cuda" entry, no IMP002 where autoload needs no import
+    old = json.loads(run_cli("scan", ".", "--no-cache", "--format", "json", "--fail-on", "never", "--torch-npu", "2.1.0",
+                             cwd=str(out)).out)["findings"]
+    assert [(f["code"], f["line"], f["severity"]) for f in old] == [("IMP002", 5, "warning")]  # torch.npu without torch_npu

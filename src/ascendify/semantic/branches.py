@@ -88,6 +88,27 @@ def _intent_index() -> tuple:
     return avail, roots, words, pattern
 
 
+@lru_cache(maxsize=1)
+def _module_parts() -> dict:
+    """word → library for ``module_parts`` (``cuda`` → cuda_build, ``triton`` → triton)."""
+    return {w: lib["name"] for lib in cuda_only_libs() for w in lib.get("module_parts", ())}
+
+
+_NOT_EXTENSION_ROOTS = ("torch", "torchvision", "torchaudio", "torch_npu", "numba", "cupy", "jax", "tensorflow")
+
+
+def module_library(module: str) -> str:
+    """The CUDA-only library a module stands for by its name (``.triton_ops`` → triton,
+    ``alignment_train_cuda_binding`` → cuda_build: a project-built extension), or ''."""
+    if not module or module.split(".")[0].lstrip(".") in _NOT_EXTENSION_ROOTS:
+        return ""
+    parts = _module_parts()
+    for word in module.rsplit(".", 1)[-1].lower().split("_"):
+        if word in parts:
+            return parts[word]
+    return ""
+
+
 def library(name: str) -> Optional[dict]:
     for lib in cuda_only_libs():
         if lib["name"] == name:
@@ -378,8 +399,11 @@ class Branches:
                 ctx.npu_aware = True
             elif t.kind == "cuda":
                 if eff is False:
+                    lib = self._reaches_cuda_only(g)
                     if self._chain_has_npu(g):
                         ctx.npu_aware = True
+                    elif lib:  # `if x.is_cuda: <project-built CUDA extension / Triton kernel>`: intent, it stays
+                        ctx.intent, ctx.intent_lib = True, ctx.intent_lib or lib
                     elif not ctx.dead:
                         ctx.dead, ctx.dead_origin = True, t.origin
                 elif eff is True and t.value is not None:
@@ -420,6 +444,59 @@ class Branches:
                 if isinstance(s, ast.If) and (self.truth(s.test).kind == "npu" or _mentions_npu(s.test)):
                     return True
         return False
+
+    def _reaches_cuda_only(self, g: Guard) -> str:
+        """The CUDA-only code the branch ``g`` leads into, by what it calls: a module named for a CUDA
+        extension or Triton (:func:`module_library`), imported there or in the file, or a function of
+        the file decorated with ``@triton.jit`` (also launched as ``kernel[grid](...)``); or ''."""
+        if g.kind != "if" or not isinstance(g.node, ast.If):
+            return ""
+        key = ("reach", id(g.node), g.polarity)
+        hit = self._intent_body.get(key)
+        if hit is not None:
+            return hit
+        lib = ""
+        body = g.node.body if g.polarity else g.node.orelse
+        for s in body:
+            for n in ast.walk(s):
+                if n.__class__ is ast.ImportFrom:
+                    lib = module_library(("." * (n.level or 0)) + (n.module or ""))
+                elif n.__class__ is ast.Import:
+                    lib = next((m for m in (module_library(a.name) for a in n.names) if m), "")
+                elif n.__class__ is ast.Call:
+                    lib = self._callee_library(n.func)
+                if lib:
+                    break
+            if lib:
+                break
+        self._intent_body[key] = lib
+        return lib
+
+    def _callee_library(self, f: ast.AST) -> str:
+        if f.__class__ is ast.Subscript:  # kernel[grid](...): a Triton launch
+            f = f.value
+        while f.__class__ is ast.Attribute:
+            f = f.value
+        if f.__class__ is not ast.Name:
+            return ""
+        for bnd in self.b.resolve(f):
+            if bnd.kind == "import":
+                lib = module_library(("." * bnd.level) + (bnd.module or ""))
+                if not lib and bnd.module and "." in bnd.module:  # from pkg.triton_ops import kernel
+                    lib = module_library(bnd.module.rsplit(".", 1)[0])
+                if not lib and bnd.module and not bnd.level:  # amp_C.multi_tensor_..., cupy.RawKernel, trt.Builder
+                    m = bnd.module
+                    lib = next((name for root, name in _intent_index()[1].items() if m == root or m.startswith(root + ".")), "")
+                if lib:
+                    return lib
+            elif bnd.kind == "def":
+                for d in getattr(bnd.value, "decorator_list", ()):
+                    root = d.func if isinstance(d, ast.Call) else d
+                    while root.__class__ is ast.Attribute:
+                        root = root.value
+                    if root.__class__ is ast.Name and root.id == "triton":
+                        return "triton"
+        return ""
 
     def _intent_of_branch(self, g: Guard) -> str:
         """The CUDA-only library a branch of unknown truth exists for (``if args.trt: ... trt.Builder``), or ''."""

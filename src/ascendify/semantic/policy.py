@@ -255,7 +255,8 @@ def _guarded_intent(node: ast.AST, model) -> str:
     if not isinstance(p, ast.If) or p.test is not child:
         return ""
     for polarity in (True, False):
-        lib = model.branches._intent_of_branch(Guard(p.test, polarity, "if", p))
+        g = Guard(p.test, polarity, "if", p)
+        lib = model.branches._intent_of_branch(g) or model.branches._reaches_cuda_only(g)
         if lib:
             return lib
     return ""

@@ -1,6 +1,7 @@
 import argparse
 
 import torch
+import torch_npu
 import torch.distributed as dist
 
 

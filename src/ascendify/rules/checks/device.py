@@ -860,11 +860,44 @@ def cuda_device_string(node, ctx) -> None:
         return
     owner = literal_owner(node, ctx)
     if owner == "DEV024":  # a table of device types: add "npu" beside "cuda"
-        ctx.report(node, _table_fix(ctx, parent(node), node), value=ctx.segment(node))
+        seq = parent(node)
+        if any(isinstance(e, ast.Constant) and e.value == "npu" for e in seq.elts):
+            return  # the NPU is in the table already (the "cuda" entry kept by fix, or the project's own)
+        ctx.report(node, _table_fix(ctx, seq, node), value=ctx.segment(node))
         return
     if owner is not None:
         return
-    ctx.report(node, literal_fix(ctx, node, "replace the CUDA device string", safe=_literal_fix_safe(node, ctx)), value=ctx.segment(node))
+    ctx.report(node, literal_fix(ctx, node, "replace the CUDA device string", safe=_literal_fix_safe(node, ctx)),
+               severity="error" if _reaches_device_sink(node, ctx) else None, value=ctx.segment(node))
+
+
+_MOVES = frozenset({"to", "cuda", "to_empty"})
+
+
+def _reaches_device_sink(node: ast.AST, ctx) -> bool:
+    """``device = "cuda"`` whose name is then used as a device (``model.to(device)``, ``device=device``,
+    ``torch.device(device)``) in the same scope: the value moves tensors, so the finding is an error there
+    (issue 22: severity follows what the value does)."""
+    p = parent(node)
+    if isinstance(p, ast.IfExp):  # device = "cuda" if cond else "cpu"
+        node, p = p, parent(p)
+    if not (isinstance(p, ast.Assign) and p.value is node and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name)):
+        return False
+    name = p.targets[0].id
+    scope = ctx.enclosing_function(p) or ctx.tree
+    for n in ast.walk(scope):
+        if n.__class__ is not ast.Name or n.id != name or not isinstance(n.ctx, ast.Load):
+            continue
+        use = parent(n)
+        if isinstance(use, ast.keyword) and use.arg == "device":
+            return True
+        if isinstance(use, ast.Call) and use.args and use.args[0] is n:
+            f = use.func
+            if isinstance(f, ast.Attribute) and f.attr in _MOVES and ctx.qualname(f) is None:
+                return True
+            if ctx.call_name(use) == "torch.device":
+                return True
+    return False
 
 
 def _literal_fix_safe(node: ast.AST, ctx) -> bool:

@@ -350,8 +350,19 @@ def init_unguarded_report(ctx) -> None:
         elif others:
             lines = ", ".join(map(str, others[:3])) + (", …" if len(others) > 3 else "")
             ctx.report(node, None, why=f"the file calls it again (line {lines}); make sure only one call runs")
-        else:
+        elif not _entry_script(ctx):  # a script's one call runs once per process: only a library's may run twice
             ctx.report(node, None, why="a second call (from a library, a notebook re-run or a retry) fails")
+
+
+def _entry_script(ctx) -> bool:
+    """A top-level script (``if __name__ == "__main__":``), not a notebook and not a module others import."""
+    if ctx.src.is_notebook:
+        return False
+    for stmt in ctx.tree.body:
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and isinstance(stmt.test.left, ast.Name) \
+                and stmt.test.left.id == "__name__":
+            return True
+    return False
 
 
 def _branch_sides(node: ast.AST) -> dict:

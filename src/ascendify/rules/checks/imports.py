@@ -82,8 +82,10 @@ def report_torch_npu_name(ctx) -> None:
 # ---------------------------------------------------------------- IMP002
 def _record(ctx, node: ast.AST, what: str) -> None:
     st = _state(ctx)
-    if st["imported"]:
-        return
+    if st["imported"] or version_tuple(ctx.settings.torch_npu) >= AUTOLOAD_SINCE:
+        return  # auto-loaded by `import torch`: nothing to report (fix adds no import either)
+    if ctx.model.context(node).npu_aware and not _in_test(node):
+        return  # under a test for the NPU (`if d.type == "npu":`), which is false unless torch_npu is loaded
     cur = st["api_use"]
     if cur is None or _earlier(cur[0], node):
         st["api_use"] = (node, what)
@@ -115,7 +117,7 @@ def npu_string(node: ast.Constant, ctx) -> None:
         if isinstance(p, (ast.Tuple, ast.List, ast.Set)):
             p = parent(p)
         if isinstance(p, ast.Compare) or (isinstance(p, ast.Call) and isinstance(p.func, ast.Attribute) and p.func.attr in ("startswith", "endswith")):
-            _state(ctx)["probed"] = True  # d.type == "npu": device-dispatching code, NPU use is guarded
+            pass  # d.type == "npu" is a test, no use: false unless torch_npu is loaded (the guarded uses are NPU-aware)
         elif isinstance(p, (ast.Call, ast.keyword)):
             _record(ctx, node, f'the "{v}" device')
     elif v.startswith("npu:") and isinstance(p, ast.JoinedStr):
@@ -127,6 +129,14 @@ def npu_string(node: ast.Constant, ctx) -> None:
             name = ctx.call_name(p) or ""
             if name.endswith("init_process_group") or name.endswith("new_group"):
                 _record(ctx, node, 'the "hccl" backend')
+
+
+def _in_test(node: ast.AST) -> bool:
+    """``node`` is (in) the test of its ``if``/``while``: evaluated whatever the test says."""
+    child, p = node, parent(node)
+    while p is not None and not isinstance(p, ast.stmt):
+        child, p = p, parent(p)
+    return isinstance(p, (ast.If, ast.While)) and p.test is child
 
 
 def _is_entry_script(tree: ast.Module) -> bool:
@@ -149,19 +159,12 @@ def report_npu_api(ctx) -> None:
         return  # IMP001 reports the file (same fix)
     node, what = use
     target = ctx.settings.torch_npu
-    ver = version_tuple(target)
-    if ver >= AUTOLOAD_SINCE:
-        severity = "info"
-        detail = (
-            f"{what} works because torch_npu {target} is auto-loaded by `import torch` (torch.backends entry point) "
-            "unless TORCH_DEVICE_BACKEND_AUTOLOAD=0; an explicit import makes the dependency visible"
-        )
-    else:
-        entry = ctx.src.is_notebook or _is_entry_script(ctx.tree)
-        severity = "error" if entry else "warning"
-        detail = f"{what} needs torch_npu loaded; torch_npu {target} is not auto-loaded (autoload starts with 2.5.1)"
-        if not entry:
-            detail += " — fine only if the entry script imports torch_npu first"
+    # torch_npu >= 2.5.1 is auto-loaded by `import torch` (torch.backends entry point): _record keeps no use
+    entry = ctx.src.is_notebook or _is_entry_script(ctx.tree)
+    severity = "error" if entry else "warning"
+    detail = f"{what} needs torch_npu loaded; torch_npu {target} is not auto-loaded (autoload starts with 2.5.1)"
+    if not entry:
+        detail += " — fine only if the entry script imports torch_npu first"
     f = fix(ctx.add_import(), operation="add import torch_npu") if ctx.settings.target == "npu" else None
     ctx.report(node, f, severity=severity, detail=detail)
 

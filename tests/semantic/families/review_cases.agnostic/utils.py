@@ -34,7 +34,7 @@ def empty():
     if is_torch_cuda_available():
         torch.cuda.empty_cache()
     elif is_torch_npu_available():
-        torch.npu.empty_cache()  # expect: IMP002
+        torch.npu.empty_cache()
 
 
 def sync():
