@@ -281,6 +281,7 @@ class Aggregator:
         self.query_head: list = []  # the first QUERY_HEAD matched line texts (known-issue retrieval over the whole log)
         self.query_tail: deque = deque(maxlen=QUERY_TAIL)  # and the last QUERY_TAIL
         self.salient: list = []  # the first SALIENT_KEEP error-looking lines nothing matched (scanner.SALIENT_WORDS)
+        self.variant_sigs: dict = {}  # finding id -> its signature, for entries with variants
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -478,6 +479,9 @@ class Aggregator:
             else:
                 seen.add(key)
         fid = f"{sig.id}:{key}" if key else sig.id
+
+        if sig.variants:
+            self.variant_sigs[fid] = sig
 
         def make() -> Finding:
             fill = key or "this operator"
@@ -728,6 +732,7 @@ class Aggregator:
                 c = self._antecedent(f, [x for x in consequences if x.first_time is not None])
             if c is not None:
                 f.consequence_of = c.label()
+        self._variants()
         if not any(f.severity == "error" for f in out):
             last = self._last_resort()
             if last is not None:
@@ -742,6 +747,24 @@ class Aggregator:
             f.confidence = confidence(f)
         return out
 
+
+    def _variants(self) -> None:
+        """Entries whose reading depends on other lines of the same log: the first variant whose words the
+        log's kept lines (matched and error-looking, other than the finding's own) contain replaces the text."""
+        if not self.variant_sigs:
+            return
+        lines = [t.lower() for t in self.query_head + list(self.query_tail)] + [h.text.lower() for h in self.salient]
+        for fid, sig in self.variant_sigs.items():
+            f = self.findings.get(fid)
+            if f is None:
+                continue
+            own = {e.text.lower() for e in f.evidence}
+            others = [t for t in lines if t not in own]
+            for when, title, cause, fix in sig.variants:
+                if any(w.lower() in t for w in when for t in others):
+                    f.title, f.cause, f.fix = title or f.title, cause or f.cause, fix or f.fix
+                    f.details["variant"] = next(w for w in when if any(w.lower() in t for t in others))
+                    break
 
     def _last_resort(self) -> Optional[Finding]:
         """A log with no catalogued error: the known issue its error-looking lines match, else the first such

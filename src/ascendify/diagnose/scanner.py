@@ -209,7 +209,8 @@ FOLLOW_LINES = 8
 """Lines read after a line with a CANN / ACL / torch_npu code (or ``Inner Error`` / ``Reason:``), for the message's
 own reason text (CANN prints it on continuation lines that carry no anchor of their own)."""
 SALIENT_WORDS = (b"[ERROR]", b"ERROR", b"Error", b"error:", b"error,", b"failed", b"Failed", b"FAILED", b"disappeared",
-                 b"not supported", b"not support", b"Aborted", b"core dumped", b"Segmentation fault", b"Killed")
+                 b"not supported", b"not support", b"Aborted", b"core dumped", b"Segmentation fault", b"Killed",
+                 b"Permission denied", b"permission denied", b"Operation not permitted", b"privileged", b"/dev/davinci")
 """Words of an error-looking line: such lines that nothing else matches are kept (bounded) for known-issue
 retrieval and, when a log has no other error, as its finding."""
 _SALIENT = re.compile(b"|".join(re.escape(w) for w in SALIENT_WORDS))

@@ -81,6 +81,7 @@ class Signature:
     message: str = ""  # the upstream message template (documentation)
     reason: str = ""  # why the entry is unverified (verified = false)
     origin: str = ""  # data file the entry comes from
+    variants: tuple = ()  # ((when_any, title, cause, fix), ...): readings chosen by other lines of the same log
 
     def hit(self, line: str, low: Optional[str] = None) -> bool:
         if not self.any:
@@ -267,6 +268,8 @@ def parse(data: dict, strict: bool = False) -> KnowledgeBase:
                 on_code=tuple(str(c) for c in raw.get("on_code", ())), examples=tuple(examples),
                 priority=int(raw.get("priority", 0)), supersedes=tuple(raw.get("supersedes", ())),
                 message=raw.get("message", ""), reason=raw.get("reason", ""), origin=raw.get("_origin", ""),
+                variants=tuple((tuple(v.get("when_any", ())), v.get("title", ""), v.get("cause", ""), v.get("fix", ""))
+                               for v in raw.get("variant", ())),
             )
         )
     for s in sigs if strict else ():

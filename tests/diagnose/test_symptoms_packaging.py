@@ -1,0 +1,48 @@
+"""Packaging families, widened triggers, and an entry whose reading depends on other lines of the same log
+(dcmi -8005: device held by another process vs a container without the capabilities / device files)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascendify.diagnose.engine import diagnose
+
+
+def _top(tmp_path, text, name="a.log"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    rep = diagnose((str(p),))
+    assert rep.findings, text
+    return rep.findings[0]
+
+
+@pytest.mark.parametrize("line, fid, word", [
+    ("ERROR: No matching distribution found for triton-ascend==3.2.1", "pip-no-matching-distribution", "--extra-index-url"),
+    ("ERROR: No matching distribution found for torch-npu==2.5.1.dev20250320", "pip-no-torch-npu-wheel", "index"),
+    ("ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/", "pip-resolution-impossible", "+cpu"),
+    ("RuntimeError: operator torchvision::nms does not exist", "torchvision-torch-mismatch", "torchvision release"),
+    ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "c-compiler-missing", "build-essential"),
+    ("error: command 'g++' failed: No such file or directory", "c-compiler-missing", "gcc-c++"),
+    ("importlib.metadata.PackageNotFoundError: No package metadata was found for flash_attn", "flash-attn-package-missing", "sdpa"),
+    ("RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, "
+     "name: EADDRINUSE, message: address already in use", "dist-port-in-use", "HCCL_IF_BASE_PORT"),
+])
+def test_packaging_and_widened_triggers(tmp_path, line, fid, word):
+    top = _top(tmp_path, line + "\n")
+    assert top.id == fid
+    assert word in top.fix
+
+
+def test_dcmi_8005_device_held_by_another_process(tmp_path):
+    top = _top(tmp_path, "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\n")
+    assert top.id == "npu-smi-dcmi-init" and "occupied by another" in top.cause and "variant" not in top.details
+
+
+def test_dcmi_8005_in_a_container_without_capabilities(tmp_path):
+    text = ("+ docker run -it --device /dev/davinci0 ascend-img:latest\n"
+            "ls: cannot open directory '/dev/davinci_manager': Permission denied\n"
+            "dcmi module initialize failed. ret is -8005\n")
+    top = _top(tmp_path, text)
+    assert top.id == "npu-smi-dcmi-init"
+    assert "container lacks the capabilities" in top.cause and "--privileged" in top.fix
+    assert top.details["variant"] in ("docker", "permission denied", "/dev/davinci")
