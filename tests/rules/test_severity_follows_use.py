@@ -1,0 +1,46 @@
+"""Severity follows what the value does (issue 22): a device string that moves the model is an error;
+a script's single process-group start needs no is_initialized() guard."""
+
+from __future__ import annotations
+
+import textwrap
+
+from .helpers import findings_for
+
+
+def _write(tmp_path, code: str) -> str:
+    p = tmp_path / "train.py"
+    p.write_text(textwrap.dedent(code).lstrip("\n"), encoding="utf-8")
+    return str(p)
+
+
+def test_a_device_string_that_moves_the_model_is_an_error(tmp_path):
+    path = _write(tmp_path, """
+        import torch
+
+
+        def main():
+            device = 'cuda'
+            model = torch.nn.Linear(2, 2)
+            model.to(device)
+            label = 'cuda'
+            print(label)
+        """)
+    assert [(f.line, f.severity) for f in findings_for(path, "DEV024")] == [(5, "error"), (8, "warning")]
+
+
+def test_a_scripts_single_init_needs_no_is_initialized_guard(tmp_path):
+    script = """
+        import torch.distributed as dist
+
+
+        def main():
+            dist.init_process_group("hccl")
+
+
+        if __name__ == "__main__":
+            main()
+        """
+    assert findings_for(_write(tmp_path, script), "DST004") == []
+    library = script.split("if __name__")[0]
+    assert [f.line for f in findings_for(_write(tmp_path, library), "DST004")] == [5]
