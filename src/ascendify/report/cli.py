@@ -42,18 +42,27 @@ def _run_json_command(args: list[str], timeout: int) -> dict[str, Any]:
 def fit_section(project: str, chip) -> Any:
     """The fit table when the project's ``[tool.ascendify.fit]`` names a model factory
     (``ascendify.fit.hook``), a not-run record saying why it could not run, or None."""
-    from ascendify.fit.hook import fit_rows, project_fit
-    from ascendify.fit.render import human
+    from ascendify.fit.hook import project_fit
 
     res = project_fit(project, chip=chip)
     if res is None:
         return None
     if "error" in res:
         return {"status": "not run", "reason": res["error"] + (f" (ran `{res['command_line']}`)" if res.get("command_line") else "")}
+    return fit_display(res)
+
+
+def fit_display(res: dict) -> dict:
+    """A fit result (``ascendify fit --format json``) with what the report's fit section shows:
+    ``table`` (one row per lever), ``peak_human``, ``margin_human``, ``factory``."""
+    from ascendify.fit.hook import fit_rows
+    from ascendify.fit.render import human
+
     out = dict(res)
     out["table"] = fit_rows(res)
     out["peak_human"] = human(res.get("peak_bytes") or 0)
     out["margin_human"] = human(abs(res.get("margin_bytes") or 0))
+    out.setdefault("factory", res.get("target") or "")
     return out
 
 
@@ -75,6 +84,8 @@ def _includes(paths: tuple) -> dict[str, Any]:
             continue
         if name in out:
             click.echo(f"ascendify: warning: {p}: a second {name} result; it replaces the first", err=True)
+        if name == "fit" and isinstance(data, dict) and "table" not in data and data.get("rows") is not None:
+            data = fit_display(data)  # the same table as migrate's own fit section
         out[name] = data
     return out
 
@@ -120,7 +131,9 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     if warning:
         click.echo(f"ascendify: warning: {warning}", err=True)
     report_dir = os.path.join(out, "report")
-    run = fix_tree((project,), result, settings, "output", migrated, changelog=os.path.join(report_dir, "changes.csv"), jobs=jobs)
+    from ascendify.deps import fix_tree as deps_fix_tree  # fix_tree plus the DEP fixes of dependency files
+
+    run = deps_fix_tree((project,), result, settings, "output", migrated, changelog=os.path.join(report_dir, "changes.csv"), jobs=jobs)
     report_fix_run(run)
     sections: dict[str, Any] = {}
     if no_doctor:

@@ -69,6 +69,9 @@ def _run_scan(paths, settings: Settings, cache_dir, no_cache, jobs, quiet=False,
         if progress is not None:
             progress.close()
     result.problems = problems
+    from ascendify.deps import add_to_scan  # the dependency audit (requirements, pyproject, ...): DEP findings
+
+    add_to_scan(paths, settings, result)
     return result
 
 
@@ -151,7 +154,7 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     place; --out-dir DIR writes a migrated copy (other files copied unchanged)
     and the change log (DIR/ascendify-changes.csv and .json).
     """
-    from ascendify.fix.run import fix_tree
+    from ascendify.deps import fix_tree as deps_fix_tree  # fix.run.fix_tree plus the DEP fixes of dependency files
 
     out_dir = deprecated_value("out_dir", out_dir)
     if out_dir and click.get_current_context().get_parameter_source("mode") != click.core.ParameterSource.DEFAULT:
@@ -172,7 +175,7 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
         return 2
     progress = FileProgress("fixing", len({f.path for f in result.findings if f.fix is not None}))
     try:
-        run = fix_tree(paths, result, settings, mode, out_dir, jobs=jobs, progress=progress)
+        run = deps_fix_tree(paths, result, settings, mode, out_dir, jobs=jobs, progress=progress)
     finally:
         progress.close()
     report_fix_run(run)
