@@ -201,7 +201,8 @@ def recognise(data: Any) -> Optional[str]:
     if schema.startswith("ascendify-report/"):
         return "report"
     if data.get("tool") == "ascendify" and isinstance(data.get("command"), str):
-        return data["command"]
+        # subcommands name their section: `profile analyze` is the profile section
+        return {"profile analyze": "profile", "profile compare": "profile-compare"}.get(data["command"], data["command"])
     keys = data.keys()
     summ = data.get("summary") if isinstance(data.get("summary"), dict) else {}
     if {"findings", "summary"} <= keys and "files_scanned" in summ:
