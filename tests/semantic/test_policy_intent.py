@@ -78,3 +78,33 @@ def test_a_plain_cuda_guard_is_still_fixed(tmp_path):
     src = read_source(str(p))
     text = fix_source(src, analyze_source(src, "m.py", s), s, "m.py")[0]
     assert "if x.is_npu:" in text and "torch.npu.synchronize()" in text
+
+
+TESTS = '''
+import unittest
+
+import torch
+
+DEVICES = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+
+@unittest.skipIf(not torch.cuda.is_available(), "needs CUDA")
+class TestCuda(unittest.TestCase):
+    def test_sync(self):
+        x = torch.ones(2).cuda()
+        torch.cuda.synchronize()
+'''
+
+
+@pytest.mark.parametrize("target,devices", [("npu", 'DEVICES = ["cpu", "npu"] if torch.npu.is_available() else ["cpu"]'),
+                                            ("agnostic", 'DEVICES = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]')])
+def test_device_lists_and_gated_test_bodies(tmp_path, target, devices):
+    """The device list under a CUDA test gets the NPU entry without the CUDA ones (npu) or stays
+    (agnostic); a test class skipped without CUDA keeps its body as written, with its gate."""
+    p = tmp_path / "test_ops.py"
+    p.write_text(TESTS, encoding="utf-8")
+    s = Settings(target=target).validate()
+    src = read_source(str(p))
+    text = fix_source(src, analyze_source(src, "test_ops.py", s), s, "test_ops.py")[0]
+    assert devices in text
+    assert "torch.ones(2).cuda()" in text and "torch.cuda.synchronize()" in text

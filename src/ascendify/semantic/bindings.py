@@ -234,11 +234,12 @@ class Bindings:
             for arg in (a.vararg, a.kwarg):
                 if arg is not None:
                     fscope.bindings.setdefault(arg.arg, []).append(Binding(arg.arg, "param", stmt, None, fscope))
-            self._build(stmt.body, fscope, _decorator_guards(stmt))
+            # a method of a skipped test class never runs either: the class's skip conditions hold in it
+            self._build(stmt.body, fscope, (guards if scope.kind == "class" else ()) + _decorator_guards(stmt))
         elif cls is ast.ClassDef:
             self._bind(scope, stmt.name, "class", stmt, stmt)
             cscope = self._child_scope("class", stmt, scope)
-            self._build(stmt.body, cscope, ())
+            self._build(stmt.body, cscope, _decorator_guards(stmt))
         elif cls is ast.If:
             self._build(stmt.body, scope, guards + (Guard(stmt.test, True, "if", stmt),))
             self._build(stmt.orelse, scope, guards + (Guard(stmt.test, False, "if", stmt),))

@@ -86,6 +86,21 @@ def _npu_entry_fix(ctx, table: tuple) -> Optional[Fix]:
     return Fix((Edit("replace", text, start, end),), True, 'add an "npu" entry to the device-keyed table')
 
 
+TABLE_OPERATION = 'add "npu" to the table of device types'
+"""The operation of a DEV024 fix that adds ``"npu"`` beside ``"cuda"`` in a device table."""
+
+
+def _table_entry_for_npu(ctx, node: ast.AST) -> Optional[Fix]:
+    """The table entry ``"cuda"`` / ``"cuda:1"`` → ``"npu"`` / ``"npu:1"`` (same quotes)."""
+    seg = ctx.segment(node)
+    if not isinstance(node, ast.Constant) or len(seg) < 6 or seg[0] not in "\"'" or seg[1:5] != "cuda":
+        return None
+    from ascendify.scan.finding import Edit
+
+    start, end = ctx.span(node)
+    return Fix((Edit("replace", seg[0] + "npu" + seg[5:], start, end),), True, "the NPU entry under the NPU test")
+
+
 def apply_policy(findings: list, ctx) -> list:
     """The findings of one file (``ctx``: its RuleContext after the walk) after the branch policy
     (see the module docstring)."""
@@ -93,6 +108,7 @@ def apply_policy(findings: list, ctx) -> list:
     out: list = []
     groups: dict = {}  # id(origin) -> (origin, [body findings])
     contexts: dict = {}
+    holds_back: set = set()  # id() of body findings that keep their guard as written whatever their severity
     for f in findings:
         node = nodes.get(id(f))
         if node is None or not f.code.startswith(POLICY_PREFIXES):
@@ -142,6 +158,13 @@ def apply_policy(findings: list, ctx) -> list:
             out.append(f)
             continue
         if c.dead and c.dead_origin is not None:
+            if f.fix is not None and f.fix.operation == TABLE_OPERATION:
+                # `["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]`: under the NPU test the table
+                # gets the NPU entry instead of the CUDA one (its CUDA cases would run on an NPU host);
+                # agnostic: left alone, and it holds its guard back (NPU cases would run on CUDA hosts)
+                f.fix = _table_entry_for_npu(ctx, node) if ctx.settings.target == "npu" else None
+                if f.fix is None:
+                    holds_back.add(id(f))
             groups.setdefault(_group_key(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
         out.append(f)
     if not groups:
@@ -159,7 +182,7 @@ def apply_policy(findings: list, ctx) -> list:
         fixable_guard = [g for g in guard if g.fix is not None]
         # what must change with the guard: the body's CUDA code (errors and silent downgrades); its
         # warnings and notes (a missing is_initialized() guard, an operator note) keep their own fixes
-        blocking = [f for f in body if f.severity in ("error", "silent") or f.code.startswith("EXT")]  # EXT: a CUDA-only library
+        blocking = [f for f in body if f.severity in ("error", "silent") or f.code.startswith("EXT") or id(f) in holds_back]  # EXT: a CUDA-only library
         bad = next((f for f in blocking if f.fix is None), None)
         if fixable_guard and bad is None:
             members = fixable_guard + [f for f in body if f.fix is not None]

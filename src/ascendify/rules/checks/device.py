@@ -21,6 +21,7 @@ from ascendify.rules.registry import check
 from ascendify.scan.context import ancestors, parent
 from ascendify.semantic import devices as dv
 from ascendify.semantic.branches import block_of
+from ascendify.semantic.policy import TABLE_OPERATION
 
 # ---------------------------------------------------------------------- helpers
 _CUDA_N = re.compile(r"^cuda:(\d+)$")
@@ -403,7 +404,7 @@ def _table_fix(ctx, seq: ast.AST, lit: ast.Constant):
     o, c = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}"}[seq.__class__]
     if not (seg.startswith(o) and seg.endswith(c)):
         return None
-    return fix(_after_entry(ctx, lit), operation='add "npu" to the table of device types')
+    return fix(_after_entry(ctx, lit), operation=TABLE_OPERATION)
 
 
 def _after_entry(ctx, lit: ast.Constant):
