@@ -113,7 +113,8 @@ def parse_requirement(text: str, file: str, line: int, col: int, kind: str, grou
     if ";" in body:
         body, marker = body.split(";", 1)
         body, marker = body.strip(), marker.strip()
-    if re.match(r"^(git\+|hg\+|svn\+|bzr\+|https?://|file:|\.{0,2}/)", body) or body.endswith((".whl", ".tar.gz", ".zip")):
+    named_url = re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@", body)
+    if not named_url and (re.match(r"^(git\+|hg\+|svn\+|bzr\+|https?://|file:|\.{0,2}/)", body) or body.endswith((".whl", ".tar.gz", ".zip"))):
         return _url_requirement(body, marker, stripped, file, line, col, end_col, kind, group)
     m = _NAME.match(body)
     if not m:
