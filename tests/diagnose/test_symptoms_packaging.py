@@ -46,3 +46,26 @@ def test_dcmi_8005_in_a_container_without_capabilities(tmp_path):
     assert top.id == "npu-smi-dcmi-init"
     assert "container lacks the capabilities" in top.cause and "--privileged" in top.fix
     assert top.details["variant"] in ("docker", "permission denied", "/dev/davinci")
+
+
+def test_fp16_saturation_printed_as_65504(tmp_path):
+    top = _top(tmp_path, "step 10 logits max tensor(65504., device='npu:0', dtype=torch.float16)\n")
+    assert top.id == "fp16-saturation-65504" and "INF_NAN_MODE_ENABLE" in top.fix
+    # 65504 inside a longer number is not it
+    q = tmp_path / "c.log"
+    q.write_text("pid 165504 started\nvalue 655040.0\n", encoding="utf-8")
+    assert not [f for f in diagnose((str(q),)).findings if f.id == "fp16-saturation-65504"]
+
+
+def test_vllm_preemption_names_the_kv_cache_knobs(tmp_path):
+    text = ("INFO 05-09 00:40:00 api_server.py:1 vLLM API server version 0.9.1\n"
+            "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 7 is preempted by PreemptionMode.RECOMPUTE mode because "
+            "there is not enough KV cache space. total_cumulative_preemption_cnt=51\n")
+    top = _top(tmp_path, text)
+    assert top.id == "vllm-preemption" and "--max-num-seqs" in top.fix
+
+
+def test_an_integer_65504_is_not_saturation(tmp_path):
+    p = tmp_path / "d.log"
+    p.write_text("2026-05-01 10:00:00,000 INFO step 65504 loss 0.123\n[rank0]: port 65504 in use? no\n", encoding="utf-8")
+    assert not [f for f in diagnose((str(p),)).findings if f.id == "fp16-saturation-65504"]
