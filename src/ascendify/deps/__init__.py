@@ -12,10 +12,10 @@ call :func:`fix_tree`.
 
 from __future__ import annotations
 
-from ascendify.deps.audit import audit, audit_paths
+from ascendify.deps.audit import audit_paths
 from ascendify.deps.fix import fix_tree
 
-__all__ = ["add_to_scan", "audit", "audit_paths", "fix_tree"]
+__all__ = ["add_to_scan", "audit_paths", "fix_tree"]
 
 
 def add_to_scan(paths, settings, result) -> None:

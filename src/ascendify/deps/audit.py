@@ -212,7 +212,12 @@ def _audit_requirement(rep: _Reporter, df: DepFile, req: Requirement, keys: set)
               "source": p["source"], "unverified": "" if p["verified"] else "; unverified: no public source confirms the replacement"}
     if p["code"] == "DEP002":
         fields["what"] = f"{req.name} is a CUDA runtime package"
-    rep.add(p["code"], df, req.line, req.col, req.end_col, fields, severity=p.get("severity"))
+    fix = None
+    if p.get("safe_replacement") and p["verified"] and df.kind in ("requirements", "pyproject") and req.kind in FIX_KINDS:
+        from ascendify.deps.fix import replace_fix
+
+        fix = replace_fix(df, req, p["safe_replacement"])
+    rep.add(p["code"], df, req.line, req.col, req.end_col, fields, severity=p.get("severity"), fix=fix)
 
 
 def _audit_pairs(rep: _Reporter, files: List[DepFile], by_path: Dict[str, DepFile]) -> None:

@@ -104,9 +104,29 @@ def pin_fix(df: DepFile, req: Requirement, npu: str) -> Optional[Fix]:
     return Fix((edit,), safe=True, operation=f"add torch-npu=={npu} next to torch=={req.version}")
 
 
+def replace_fix(df: DepFile, req: Requirement, new_name: str) -> Optional[Fix]:
+    """The fix that renames ``req``'s package to ``new_name`` (a drop-in replacement a source
+    confirms), keeping the rest of the requirement; None when the name is not where it should be."""
+    lines = split_lines(df.text) if df.text else []
+    if req.url or not 0 < req.line <= len(lines):
+        return None
+    line = lines[req.line - 1]
+    if req.kind == "poetry":
+        km = re.match(r"^(\s*)([\"']?)([A-Za-z0-9._-]+)\2", line)
+        if km is None or normalize(km.group(3)) != req.key:
+            return None
+        start, end = km.start(3), km.end(3)
+    else:
+        start, end = req.col, req.col + len(req.name)
+        if line[start:end] != req.name:
+            return None
+    return Fix((Edit("replace", new_name, (req.line, start), (req.line, end)),), safe=True, operation=f"replace {req.name} with {new_name}")
+
+
 def apply_edits(text: str, edits: List[Edit]) -> str:
-    """``text`` with the ``insert`` edits applied (positions: 1-based line, 0-based character
-    column of the original text); later positions first, so earlier ones stay valid."""
+    """``text`` with the ``insert`` / ``replace`` edits applied (positions: 1-based line, 0-based
+    character column of the original text); later positions first, so earlier ones stay valid.
+    Overlapping edits raise ``ValueError``."""
     starts = [0]
     for m in re.finditer(r"\r\n|\r|\n", text):
         starts.append(m.end())
@@ -115,10 +135,15 @@ def apply_edits(text: str, edits: List[Edit]) -> str:
         line, col = e.start
         if not 0 < line <= len(starts):
             raise ValueError(f"edit at line {line} outside the file")
-        offs.append((starts[line - 1] + col, e))
+        end = starts[e.end[0] - 1] + e.end[1] if e.kind == "replace" else starts[line - 1] + col
+        offs.append((starts[line - 1] + col, end, e))
+    offs.sort(key=lambda t: (t[0], t[1]))
+    for a, b in zip(offs, offs[1:]):
+        if b[0] < a[1]:
+            raise ValueError("overlapping edits")
     out = text
-    for off, e in sorted(offs, key=lambda t: -t[0]):
-        out = out[:off] + e.text + out[off:]
+    for off, end, e in sorted(offs, key=lambda t: (-t[0], -t[1])):
+        out = out[:off] + e.text + out[end:]
     return out
 
 
@@ -220,7 +245,7 @@ def _apply_to_run(run, dep: list, paths: tuple, settings, mode: str, out_dir: Op
             remaining.extend(fs)
             continue
         kind = "pyproject" if os.path.basename(path).lower() == "pyproject.toml" else "requirements"
-        added = ["torch-npu" for f in todo if f.code == "DEP004"]
+        added = [e.text if e.kind == "replace" else "torch-npu" for f in todo for e in f.fix.edits]
         why = verify(kind, new_text, rel, added)
         if why:
             run.errors.append((rel, why))
@@ -241,7 +266,7 @@ def _apply_to_run(run, dep: list, paths: tuple, settings, mode: str, out_dir: Op
                 continue
             os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
             atomic_write(target, data, like=path)
-        inserted = sorted(e.start[0] for e in edits)
+        inserted = sorted(e.start[0] for e in edits if e.kind == "insert" and ("\n" in e.text or "\r" in e.text))
         for f in fs:
             if f in todo:
                 fixed_ids.add(id(f))
