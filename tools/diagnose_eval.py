@@ -22,8 +22,11 @@ as the same character).
 Fairness rules, enforced here:
 
 * each log is diagnosed with ``ASCENDIFY_KI_EXCLUDE_URLS`` set to the label's
-  ``url`` (plus ``exclude_urls``), so the known-issue index cannot answer from
-  the very thread the log was taken from;
+  ``url`` (plus ``exclude_urls``) and to every known-issue record URL that names
+  the same source under another spelling (see ``canonical_url``: another anchor
+  or query, a pinned commit or branch, the ``zh``/``en`` copy of the same page,
+  a renamed or mirrored repository), so the known-issue index cannot answer from
+  the very thread or FAQ page the log was taken from;
 * only the tool's own words count: ``title``, ``cause``, ``fix``,
   ``next_step`` and prose fields under ``details`` (never ``evidence``,
   ``python_frame``, ``exception`` or quote/line/text fields);
@@ -44,7 +47,9 @@ import os
 import re
 import subprocess
 import sys
+from functools import lru_cache
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from urllib.parse import unquote, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -137,6 +142,75 @@ def groups_hit(text: str, groups: Sequence[Sequence[str]]) -> Optional[List[str]
     return None
 
 
+# ------------------------------------------------------------------ leave-one-out by source
+
+CODE_HOSTS = frozenset({"github.com", "gitee.com", "gitcode.com", "atomgit.com"})
+"""Hosts where ``owner/repo`` mirrors of the same repository live."""
+_LANG_SEGMENTS = frozenset({"zh", "en", "zh_cn", "zh-cn", "en_us", "en-us", "cn"})
+_REF_KINDS = frozenset({"blob", "tree", "raw"})
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
+_SOURCE_LANG = re.compile(r"^source_(zh_cn|zh|en)$")
+
+
+def canonical_url(url: str) -> str:
+    """A key under which spellings of one source compare equal.
+
+    Ignored: scheme, ``www.``, query and fragment (``?plain=1``, ``#L95``, ``#issuecomment-1``),
+    the ref after ``blob``/``tree``/``raw`` (branch or pinned commit), language path segments
+    (``docs/zh/FAQ.md`` = ``docs/en/FAQ.md``), case and punctuation in ``owner/repo`` (a renamed
+    ``LLaMA-Factory`` = ``LlamaFactory``) and the code host (GitHub, Gitee and GitCode mirrors).
+    ``issues/5``, ``issues/50`` and ``pull/5`` stay different.
+    """
+    parts = urlsplit(unquote(url.strip()))
+    host = parts.netloc.lower()
+    if host.startswith("www."):
+        host = host[4:]
+    segs = [p for p in parts.path.split("/") if p]
+    if host in CODE_HOSTS and len(segs) >= 2:
+        owner, repo = (_NON_ALNUM.sub("", x.lower()) for x in segs[:2])
+        rest = [x.lower() for x in segs[2:]]
+        if rest[:1] and rest[0] in _REF_KINDS and len(rest) >= 2:
+            rest = rest[2:]
+        if rest[:1] == ["pulls"] or rest[:1] == ["merge_requests"]:
+            rest = ["pull"] + rest[1:]
+        rest = [_SOURCE_LANG.sub("source", x) for x in rest if x not in _LANG_SEGMENTS]
+        return "code:%s/%s/%s" % (owner, repo, "/".join(rest))
+    return host + parts.path.rstrip("/").lower()
+
+
+def same_source_urls(urls: Sequence[str], candidates: Iterable[str]) -> List[str]:
+    """The ``candidates`` whose ``canonical_url`` equals that of one of ``urls`` (sorted, ``urls`` left out)."""
+    keys = {canonical_url(u) for u in urls if u}
+    given = {u.rstrip("/") for u in urls if u}
+    return sorted({c for c in candidates if c and c.rstrip("/") not in given and canonical_url(c) in keys})
+
+
+@lru_cache(maxsize=4)
+def ki_record_urls(root: str = ROOT) -> tuple:
+    """URLs of the known-issue records packaged under ``root/src`` (empty when there are none)."""
+    d = os.path.join(root, "src", "ascendify", "diagnose", "data", "known_issues")
+    out = []
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".jsonl"))
+    except OSError:
+        return ()
+    for n in names:
+        try:
+            with open(os.path.join(d, n), encoding="utf-8") as fh:
+                for line in fh:
+                    line = line.strip()
+                    if line:
+                        try:
+                            u = json.loads(line).get("url")
+                        except (ValueError, AttributeError):
+                            continue
+                        if isinstance(u, str) and u:
+                            out.append(u)
+        except OSError:
+            continue
+    return tuple(out)
+
+
 # ------------------------------------------------------------------ running the tool
 
 def run_diagnose(log_path: str, exclude_urls: Sequence[str]) -> dict:
@@ -158,15 +232,22 @@ def run_diagnose(log_path: str, exclude_urls: Sequence[str]) -> dict:
 
 
 def score_one(num: str, log_path: str, label: dict,
-              run: Callable[[str, Sequence[str]], dict] = run_diagnose) -> dict:
-    """Diagnose one log and score its first finding against ``label``."""
+              run: Callable[[str, Sequence[str]], dict] = run_diagnose,
+              ki_urls: Optional[Iterable[str]] = None) -> dict:
+    """Diagnose one log and score its first finding against ``label``.
+
+    ``ki_urls``: the known-issue record URLs to search for other spellings of the label's
+    source (default: the records packaged with the tool under test).
+    """
     excl = [label.get("url", "")] + list(label.get("exclude_urls") or [])
+    excl += same_source_urls(excl, ki_record_urls() if ki_urls is None else ki_urls)
     report = run(log_path, excl)
     with open(log_path, encoding="utf-8", errors="replace") as fh:
         log_text = fh.read()
     findings = report.get("findings") or []
     res = {"num": num, "family": label.get("family", "?"), "project": label.get("project", ""),
-           "url": label.get("url", ""), "finding": None, "cause_hit": None, "fix_hit": None, "pass": False}
+           "url": label.get("url", ""), "excluded": len(excl), "finding": None, "cause_hit": None, "fix_hit": None,
+           "pass": False}
     if report.get("_error"):
         res["error"] = report["_error"]
         return res
@@ -203,7 +284,8 @@ def load_labels(path: str) -> Dict[str, dict]:
     return labels
 
 
-def evaluate(set_dir: str, labels: Dict[str, dict], run=run_diagnose, verbose: bool = False) -> dict:
+def evaluate(set_dir: str, labels: Dict[str, dict], run=run_diagnose, verbose: bool = False,
+             ki_urls: Optional[Iterable[str]] = None) -> dict:
     if not os.path.isdir(set_dir):
         raise EvalError(f"{set_dir}: not a folder; give the folder of NNN.log files")
     nums = sorted(labels)
@@ -212,7 +294,7 @@ def evaluate(set_dir: str, labels: Dict[str, dict], run=run_diagnose, verbose: b
         raise EvalError(f"{set_dir}: no log for label(s) {', '.join(missing[:5])}; labels and set do not match")
     results = []
     for n in nums:
-        r = score_one(n, os.path.join(set_dir, n + ".log"), labels[n], run=run)
+        r = score_one(n, os.path.join(set_dir, n + ".log"), labels[n], run=run, ki_urls=ki_urls)
         results.append(r)
         if verbose:
             print(_line(r), file=sys.stderr, flush=True)

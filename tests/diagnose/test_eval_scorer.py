@@ -126,6 +126,50 @@ def test_the_log_url_and_aliases_are_excluded(log_file):
     assert seen == [["https://example.org/thread/1", "https://example.org/mirror/1"]]
 
 
+def test_other_spellings_of_the_same_source_are_excluded_too(log_file):
+    # The index holds the same FAQ page pinned to a commit, in Chinese, with a line anchor,
+    # and the same issue under the repository's old name; an unrelated page and a neighbouring
+    # issue number must stay in.
+    ki = [
+        "https://github.com/Ascend/MindSpeed/blob/028de58/docs/zh/FAQ.md?plain=1#L95",
+        "https://gitee.com/ascend/MindSpeed/blob/master/docs/zh/FAQ.md",
+        "https://github.com/Ascend/MindSpeed/blob/master/docs/en/features/mc2.md",
+        "https://github.com/hiyouga/LLaMA-Factory/issues/3839#issuecomment-2",
+        "https://github.com/hiyouga/LlamaFactory/issues/383",
+        "https://github.com/hiyouga/LlamaFactory/pull/3839",
+    ]
+    seen = []
+    lab = dict(LABEL, url="https://github.com/Ascend/MindSpeed/blob/master/docs/en/FAQ.md#torch-extensions-stuck",
+               exclude_urls=["https://github.com/hiyouga/LlamaFactory/issues/3839"])
+    r = ev.score_one("001", log_file, lab, run=_runner([], seen), ki_urls=ki)
+    assert seen == [[lab["url"], "https://github.com/hiyouga/LlamaFactory/issues/3839",
+                     "https://gitee.com/ascend/MindSpeed/blob/master/docs/zh/FAQ.md",
+                     "https://github.com/Ascend/MindSpeed/blob/028de58/docs/zh/FAQ.md?plain=1#L95",
+                     "https://github.com/hiyouga/LLaMA-Factory/issues/3839#issuecomment-2"]]
+    assert r["excluded"] == 5
+
+
+def test_canonical_url_keeps_different_sources_apart():
+    c = ev.canonical_url
+    assert c("https://www.github.com/a/b/issues/5") == c("http://github.com/A/B/issues/5#issuecomment-9")
+    assert c("https://github.com/a/b/issues/5") != c("https://github.com/a/b/issues/50")
+    assert c("https://github.com/a/b/issues/5") != c("https://github.com/a/b/pull/5")
+    assert c("https://github.com/a/b/pull/5") == c("https://gitee.com/a/b/pulls/5")
+    assert c("https://github.com/a/b/blob/main/docs/source_zh_cn/faq.md") == c(
+        "https://github.com/a/b/blob/v1.0/docs/source_en/faq.md#q1")
+    assert c("https://github.com/a/b/blob/main/x.md") != c("https://github.com/a/c/blob/main/x.md")
+    assert c("https://example.org/Doc/page/") == c("https://example.org/doc/page?x=1")
+
+
+def test_ki_record_urls_reads_the_packaged_records(tmp_path):
+    d = tmp_path / "src" / "ascendify" / "diagnose" / "data" / "known_issues"
+    d.mkdir(parents=True)
+    (d / "a.jsonl").write_text('{"url": "https://x.org/1"}\n\nnot json\n{"url": "https://x.org/2"}\n', encoding="utf-8")
+    (d / "notes.txt").write_text('{"url": "https://x.org/3"}\n', encoding="utf-8")
+    assert ev.ki_record_urls(str(tmp_path)) == ("https://x.org/1", "https://x.org/2")
+    assert ev.ki_record_urls(str(tmp_path / "missing")) == ()
+
+
 def test_underscore_and_hyphen_match_each_other():
     assert ev.groups_hit("set VLLM-WORKER-MULTIPROC-METHOD=spawn", [["VLLM_WORKER_MULTIPROC_METHOD"]]) == [
         "VLLM_WORKER_MULTIPROC_METHOD"]
