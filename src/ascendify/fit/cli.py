@@ -14,7 +14,13 @@ from ascendify.options import chip_option, envelope, input_option, plot_option, 
 
 @click.command("fit")
 @click.argument("factory")
-@input_option("Model input name:d0,d1,...[:dtype[:lo..hi]] as in probe; axis 0 is the batch (repeatable).")
+@input_option("Model input name:d0,d1,...[:dtype[:lo..hi]] as in probe; axis 0 is the batch (repeatable). Each is passed "
+              "to forward() as the parameter of that name (--input targets:8,64:int64:0..511 is forward's targets); "
+              "one input whose name is no parameter goes first, positionally.")
+@click.option("--loss", "loss", metavar="MODULE:FUNCTION", default=None,
+              help="The loss: FUNCTION(output, inputs) returning a scalar tensor (inputs: the --input tensors by name), "
+                   "from pkg.module or file.py. Default: the mean of the float outputs (a warning says when forward's "
+                   "optional parameters were left out and the output holds no loss).")
 @chip_option("soc_version to fit into, e.g. Ascend910B3 (default: [tool.ascendify] chip).")
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="adam", show_default=True,
               help="torch.optim class with its defaults (sgd: momentum 0.9); none: no optimizer step.")
@@ -35,7 +41,7 @@ from ascendify.options import chip_option, envelope, input_option, plot_option, 
               help="MiB per device held outside the caching allocator (default: the allocator model's unverified 3.5 GiB).")
 @plot_option("Also write the memory-over-step chart here (.png or .svg; needs matplotlib).")
 @report_options()
-def fit(factory: str, inputs: tuple, chip: Optional[str], optimizer: str, foreach: bool, amp: Optional[str],
+def fit(factory: str, inputs: tuple, loss: Optional[str], chip: Optional[str], optimizer: str, foreach: bool, amp: Optional[str],
         checkpointing: Optional[str], cards: int, shard: Optional[str], batch: Optional[str], no_suggest: bool,
         alloc_conf: Optional[str], runtime_reserve: Optional[float], plot: Optional[str], fmt: Optional[str], output_file: Optional[str]) -> int:
     """Predict the memory of one training step of FACTORY (pkg.module:factory or file.py:factory)
@@ -53,7 +59,10 @@ def fit(factory: str, inputs: tuple, chip: Optional[str], optimizer: str, foreac
     result = run_fit(factory, list(inputs), chip=chip, optimizer=optimizer, amp=amp, checkpointing=checkpointing,
                      cards=cards, shard=shard, batch_auto=batch == "auto", foreach=foreach, suggest=not no_suggest,
                      alloc_conf=alloc_conf if alloc_conf is not None else os.environ.get("PYTORCH_NPU_ALLOC_CONF") or None,
-                     runtime_reserve=int(runtime_reserve * (1 << 20)) if runtime_reserve is not None else None)
+                     runtime_reserve=int(runtime_reserve * (1 << 20)) if runtime_reserve is not None else None,
+                     loss=loss)
+    for w in result.get("warnings", []):
+        click.echo(f"ascendify: warning: {w}", err=True)
     if plot:
         write_plot(result, plot)
         click.echo(f"plot: {plot}", err=True)  # stderr, as compare and profile: standard output stays the report

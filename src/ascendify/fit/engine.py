@@ -251,9 +251,110 @@ def checkpointed(model, names: Sequence[str], rec_ref: list):
 
 
 # ----------------------------------------------------------------------------- the step
-def _loss(out, amp: Optional[str]):
+# ----------------------------------------------------------------------------- forward's arguments
+@dataclass
+class ForwardArgs:
+    """How the ``--input`` tensors are passed to ``model.forward``.
+
+    ``mapping``: input name -> the parameter it is passed as (``None``: passed positionally — a
+    single input whose name is no parameter, the old behaviour); ``defaulted``: optional
+    parameters no input gives (left at their defaults); ``signature``: ``forward(idx, targets=None)``.
+    """
+
+    mapping: Dict[str, Optional[str]]
+    defaulted: List[str]
+    signature: str
+
+
+def forward_args(model, specs) -> ForwardArgs:
+    """Map the input specs to ``model.forward``'s parameters by name (``--input NAME`` is the
+    parameter NAME).  Raises :class:`AscendifyError` when a name is no parameter (and forward
+    takes no ``**kwargs``) or a parameter without a default is given by no input."""
+    import inspect
+
+    names = [s.name for s in specs]
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        return ForwardArgs({n: (None if len(names) == 1 else n) for n in names}, [], "forward(...)")
+    kinds = inspect.Parameter
+    params = [p for p in sig.parameters.values() if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY,
+                                                              kinds.POSITIONAL_ONLY)]
+    var_kw = any(p.kind == kinds.VAR_KEYWORD for p in sig.parameters.values())
+    text = f"forward{sig}".replace(" -> ", " -> ")
+    by_name = {p.name: p for p in params}
+    unknown = [n for n in names if n not in by_name]
+    if unknown and len(names) == 1 and params:
+        mapping = {names[0]: None}  # one input named otherwise: the first parameter, positionally
+        given = {params[0].name}
+    elif unknown and not var_kw:
+        raise AscendifyError(f"--input {unknown[0]}: {text} has no parameter '{unknown[0]}'; --input NAME is passed as "
+                             f"the parameter of that name ({', '.join(by_name) or 'none'})")
+    else:
+        mapping = {n: n for n in names}
+        given = set(names)
+    missing = [p.name for p in params if p.default is kinds.empty and p.name not in given]
+    if missing:
+        raise AscendifyError(f"{text}: parameter '{missing[0]}' has no default and no --input gives it; "
+                             f"add --input {missing[0]}:SHAPE[:DTYPE]")
+    defaulted = [p.name for p in params if p.default is not kinds.empty and p.name not in given]
+    return ForwardArgs(mapping, defaulted, text)
+
+
+def forward_call(model, specs, inputs, args: Optional[ForwardArgs]):
+    """``model(...)`` with the inputs passed as :func:`forward_args` says."""
+    if args is None:
+        from ascendify.probe.model import _call
+        return _call(model, specs, inputs)
+    pos = [t for s, t in zip(specs, inputs) if args.mapping.get(s.name) is None]
+    kw = {args.mapping[s.name]: t for s, t in zip(specs, inputs) if args.mapping.get(s.name) is not None}
+    return model(*pos, **kw)
+
+
+def has_scalar_loss(out) -> bool:
+    """True when the output holds a 0-dim floating-point tensor that requires grad (a loss):
+    ``loss``, ``(logits, loss)``, ``{"loss": ...}``, a ModelOutput with ``loss``."""
+    import torch
+    found = []
+
+    def walk(o, depth=0):
+        if depth > 4 or found:
+            return
+        if isinstance(o, torch.Tensor):
+            if o.dim() == 0 and o.is_floating_point() and o.requires_grad:
+                found.append(o)
+        elif isinstance(o, dict):
+            for v in o.values():
+                walk(v, depth + 1)
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                walk(v, depth + 1)
+        elif hasattr(o, "to_tuple"):
+            walk(o.to_tuple(), depth + 1)
+    walk(out)
+    return bool(found)
+
+
+def _user_loss(loss_fn, out, specs, inputs):
+    import torch
+    try:
+        loss = loss_fn(out, {s.name: t for s, t in zip(specs, inputs)})
+    except AscendifyError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the user's loss function
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise AscendifyError(f"--loss {getattr(loss_fn, '__name__', 'function')}(output, inputs) failed: "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.requires_grad:
+        raise AscendifyError(f"--loss {getattr(loss_fn, '__name__', 'function')}(output, inputs) must return a one-element "
+                             "tensor that requires grad (the loss to backpropagate)")
+    return loss.reshape(())
+
+
+def _loss(out, amp: Optional[str], loss_fn=None, specs=(), inputs=()):
     from ascendify.probe.model import _loss_from
-    loss = _loss_from(out)
+    loss = _user_loss(loss_fn, out, specs, inputs) if loss_fn is not None else _loss_from(out)
     if loss is None:
         raise AscendifyError("the model's output has no floating-point tensor that requires grad; "
                              "fit trains on the mean of the float outputs — return the logits or the loss")
@@ -262,10 +363,13 @@ def _loss(out, amp: Optional[str]):
     return loss
 
 
-def run_step(model, specs, opts: StepOptions, mode, *, optimizer=None, checkpoint_names: Sequence[str] = ()) -> StepTrace:
-    """Record one steady-state training step of ``model`` on inputs ``specs`` under ``mode``."""
+def run_step(model, specs, opts: StepOptions, mode, *, optimizer=None, checkpoint_names: Sequence[str] = (),
+             args: Optional[ForwardArgs] = None, loss_fn=None) -> StepTrace:
+    """Record one steady-state training step of ``model`` on inputs ``specs`` under ``mode``;
+    ``args``: how inputs map to forward's parameters (:func:`forward_args`; None: as probe does);
+    ``loss_fn(output, inputs_by_name)``: the loss (default: the mean of the float outputs).
+    The trace's ``scalar_loss`` says whether the output held a loss (:func:`has_scalar_loss`)."""
     import torch
-    from ascendify.probe.model import _call
     params = [p for p in model.parameters()]
     rec_ref: list = []
     with warnings.catch_warnings():
@@ -287,8 +391,9 @@ def run_step(model, specs, opts: StepOptions, mode, *, optimizer=None, checkpoin
                 amp_ctx = (torch.autocast(opts.device_type, dtype=getattr(torch, AMP_DTYPES[opts.amp]))
                            if opts.amp else contextlib.nullcontext())
                 with amp_ctx:
-                    out = _call(model, specs, inputs)
-                    loss = _loss(out, opts.amp)
+                    out = forward_call(model, specs, inputs, args)
+                    scalar_loss = has_scalar_loss(out)
+                    loss = _loss(out, opts.amp, loss_fn, specs, inputs)
                 del out
                 rec.set_phase("backward")
                 rec.trace.phase_starts["backward_first"] = len(rec.trace.events)
@@ -317,6 +422,7 @@ def run_step(model, specs, opts: StepOptions, mode, *, optimizer=None, checkpoin
             raise AscendifyError(_model_error(exc, rec)) from None
     rec.trace.phase_starts.pop("backward_first", None)
     rec.trace.forward_end_saved = forward_end_saved  # type: ignore[attr-defined]
+    rec.trace.scalar_loss = scalar_loss  # type: ignore[attr-defined]
     return rec.trace
 
 
@@ -421,11 +527,14 @@ class FitSession:
     """
 
     def __init__(self, target, specs, optimizer: str = "adam", foreach: bool = True,
-                 alloc_conf: Optional[str] = None):
+                 alloc_conf: Optional[str] = None, loss_fn=None):
         self.alloc_conf = alloc_conf
         self.mode = fake_mode()
         self.model, self.built_on = build_fake_model(target, self.mode)
         self.specs = list(specs)
+        self.args = forward_args(self.model, self.specs)
+        self.loss_fn = loss_fn
+        self.scalar_loss: Optional[bool] = None  # whether the last measured step's output held a loss
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with self.mode:
@@ -459,7 +568,9 @@ class FitSession:
         t0 = time.perf_counter()
         names = self.checkpoint_names(opts.checkpointing)
         specs = self.specs_at(batch)
-        trace = run_step(self.model, specs, opts, self.mode, optimizer=self.optimizer, checkpoint_names=names)
+        trace = run_step(self.model, specs, opts, self.mode, optimizer=self.optimizer, checkpoint_names=names,
+                         args=self.args, loss_fn=self.loss_fn)
+        self.scalar_loss = getattr(trace, "scalar_loss", None)
         m = analyse(trace, self.model)
         m.checkpointed = names
         m.seconds = time.perf_counter() - t0

@@ -67,6 +67,12 @@ def render_text(result: dict) -> str:
     if result.get("shard"):
         head += f"  {result['shard']} x{result['cards']}"
     out.append(head)
+    imap = result.get("input_map") or {}
+    if imap:
+        out.append("inputs → forward: " + ", ".join(f"{n} → {p}" for n, p in imap.items())
+                   + (f"; loss from {result['loss']}" if result.get("loss") else ""))
+    for w in result.get("warnings") or []:
+        out.append(f"warning: {w}")
     out.append(f"Peak {human(result['peak_bytes'])} of tensors in {result['peak_phase']}"
                f"; reserved by the caching allocator {human(result['reserved_bytes'])}")
     sp = result["split"]

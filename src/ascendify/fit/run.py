@@ -90,12 +90,18 @@ def _public(r: dict) -> dict:
 def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer: str = "adam",
         amp: Optional[str] = None, checkpointing: Optional[str] = None, cards: int = 1,
         shard: Optional[str] = None, batch_auto: bool = False, foreach: bool = True,
-        suggest: bool = True, alloc_conf: Optional[str] = None, runtime_reserve: Optional[int] = None) -> dict:
+        suggest: bool = True, alloc_conf: Optional[str] = None, runtime_reserve: Optional[int] = None,
+        loss: Optional[str] = None) -> dict:
     """Predict the memory of one training step of ``target`` on ``inputs`` and check ``chip``.
 
     Returns the result documented in docs/fit.md (``peak_bytes``, ``reserved_bytes``,
     ``split``, ``totals``, ``top_modules``, ``timeline``, ``chip``, ``fits``, ``margin_bytes``,
-    ``rows``...).  Raises :class:`AscendifyError` (one line) for bad options, inputs or
+    ``rows``...).  Each input is passed to ``forward`` as the parameter of its name
+    (``input_map``); ``loss`` (``pkg.module:function`` or ``file.py:function``) is called as
+    ``function(output, inputs_by_name)`` for the loss, else the mean of the float outputs is
+    trained on.  ``warnings``: optional forward parameters left at their defaults while the output
+    holds no scalar loss (the measured call may do less than a training step).
+    Raises :class:`AscendifyError` (one line) for bad options, inputs or
     factories and for a step that fails on fake tensors.
     """
     specs = parse_inputs(inputs)
@@ -121,11 +127,25 @@ def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer:
         if not s.shape:
             raise AscendifyError(f"--input '{s.text()}': needs a batch axis (axis 0)")
     chipmod.set_runtime_reserve(runtime_reserve)
-    session = FitSession(target, specs, optimizer=optimizer, foreach=foreach, alloc_conf=alloc_conf)
+    loss_fn = None
+    if loss:
+        from ascendify.probe.model import load_factory
+
+        loss_fn = load_factory(loss)
+    session = FitSession(target, specs, optimizer=optimizer, foreach=foreach, alloc_conf=alloc_conf, loss_fn=loss_fn)
     opts = StepOptions(optimizer=optimizer, amp=amp, checkpointing=checkpointing, foreach=foreach)
     configured, rows = plan_rows(session, opts, Shard(shard, cards) if shard else Shard(), soc,
                                  batch_auto=batch_auto, suggest=suggest)
     m: Measurement = configured["_m"]
+    warns = []
+    if session.args.defaulted and loss_fn is None and session.scalar_loss is False:
+        left = session.args.defaulted
+        shown = ", ".join(left[:4]) + (f" and {len(left) - 4} more" if len(left) > 4 else "")
+        warns.append(f"{session.args.signature}: {shown} left at {'its default' if len(left) == 1 else 'their defaults'} and the "
+                     "output holds no scalar loss, so fit measured that call and trained on the mean of its outputs; a model "
+                     "that computes less without them (nanoGPT: only the last position's logits without targets) is then "
+                     f"predicted too small. Give them with --input {left[0]}:SHAPE[:DTYPE], or the loss with "
+                     "--loss pkg.module:function")
     v = chipmod.verdict(soc, configured["reserved_bytes"])
     split = dict(m.split)
     if configured["shard"]:
@@ -134,7 +154,9 @@ def fit(target, inputs: Sequence[str], *, chip: Optional[str] = None, optimizer:
     result = {
         "target": target if isinstance(target, str) else getattr(target, "__name__", "factory"),
         "built_on": session.built_on,
-        "inputs": [s.text() for s in specs], "batch": m.batch, "optimizer": optimizer, "foreach": foreach,
+        "inputs": [s.text() for s in specs],
+        "input_map": {n: (p if p is not None else "(positional)") for n, p in session.args.mapping.items()},
+        "loss": loss, "warnings": warns, "batch": m.batch, "optimizer": optimizer, "foreach": foreach,
         "amp": amp, "checkpointing": checkpointing, "checkpointed_modules": m.checkpointed,
         "shard": shard, "cards": cards,
         "peak_bytes": configured["peak_bytes"], "peak_phase": m.peak_phase,
