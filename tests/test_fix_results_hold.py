@@ -176,3 +176,31 @@ def test_a_scan_of_the_migrated_copy_does_not_flag_what_fix_wrote(tmp_path):
     old = json.loads(run_cli("scan", ".", "--no-cache", "--format", "json", "--fail-on", "never", "--torch-npu", "2.1.0",
                              cwd=str(out)).out)["findings"]
     assert [(f["code"], f["line"], f["severity"]) for f in old] == [("IMP002", 5, "warning")]  # torch.npu without torch_npu
+
+
+def test_agnostic_prelude_in_a_notebook_lands_in_the_first_cell_importing_torch(tmp_path):
+    import json
+
+    cells = ["try:\n    import wandb\nexcept ImportError:\n    wandb = None\nimport os\n",
+             "import numpy as np\nimport torch\n",
+             "x = torch.ones(2).cuda()\n",
+             "import torch.nn as nn\nm = nn.Linear(2, 2).to('cuda')\n"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c} for c in cells]}
+    p = tmp_path / "explore.ipynb"
+    p.write_text(json.dumps(nb), encoding="utf-8")
+    s = Settings(target="agnostic").validate()
+    src = read_source(str(p))
+    findings = analyze_source(src, "explore.ipynb", s)
+    from ascendify.fix.run import fix_source
+    from ascendify.scan.source import encode_source
+
+    text, _a, _r, _u, error = fix_source(src, findings, s, "explore.ipynb")
+    assert error is None
+    out = json.loads(encode_source(src, text).decode("utf-8"))
+    sources = ["".join(c["source"]) for c in out["cells"]]
+    assert "DEVICE_TYPE = " in sources[1] and all("DEVICE_TYPE = " not in c for i, c in enumerate(sources) if i != 1)
+    assert "x = torch.ones(2).to(DEVICE_TYPE)" in sources[2]
+    ns: dict = {}
+    for c in sources[1:]:  # the cells run in order without a NameError (wandb's cell aside)
+        exec(compile(c, "cell", "exec"), ns)

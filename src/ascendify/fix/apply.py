@@ -27,7 +27,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ascendify.scan.finding import Edit, Finding
-from ascendify.scan.source import SourceFile
+from ascendify.scan.source import CELL_MARKER, SourceFile
 
 _POS_KINDS = ("replace", "attr", "add_arg", "set_args", "string")
 
@@ -282,7 +282,7 @@ def _insert_prelude(module: cst.Module, stmt_text: str) -> cst.Module:
             return module
     new = cst.parse_statement(stmt_text + "\n")
     found = _torch_block(module, binding=True)
-    if found is not None and found[0]:
+    if found is not None:  # after the run of imports that holds `import torch`: before any use below it
         path, stmts, i = found
         stmts = list(stmts)
         j = i
@@ -291,6 +291,8 @@ def _insert_prelude(module: cst.Module, stmt_text: str) -> cst.Module:
                 j = k
             else:
                 break
+        if not path and hasattr(new, "leading_lines"):
+            new = new.with_changes(leading_lines=[cst.EmptyLine()])
         stmts.insert(j + 1, new)
         return module.with_changes(body=_replace_block(body, path, stmts))
     idx = -1 if not _has_docstring(body) else 0
@@ -361,6 +363,9 @@ times both)."""
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _SKIP_TOKENS = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
+
+
+_CELL_PREFIX = CELL_MARKER.split("{")[0]
 
 
 class _NeedTree(Exception):
@@ -614,6 +619,10 @@ class _Text:
                     yield from walk(st.body, depth + 1, True)
         yield from walk(self.tree.body, 0, False)
 
+    def cell_between(self, g, h) -> bool:
+        """A notebook cell starts between statement groups ``g`` and ``h`` (a cell marker line)."""
+        return any(self.line(n).startswith(_CELL_PREFIX) for n in range(g[1][-1].end_lineno + 1, h[1][0].lineno))
+
     def _indented(self, st) -> bool:
         return not self.line(st.lineno)[:st.col_offset].strip()
 
@@ -657,16 +666,17 @@ def _text_insert_prelude(t: _Text, stmt_text: str) -> str:
         hit = next((i for i, g in enumerate(gs) if _g_binds_torch(g)), None)
         if hit is None:
             continue
+        # after the run of imports that holds `import torch` (a notebook: in the first cell that imports
+        # torch), so no statement below it that uses DEVICE_TYPE runs first
+        j = hit
+        for k in range(hit + 1, len(gs)):
+            if not _g_any_import(gs[k]) or t.cell_between(gs[j], gs[k]):
+                break
+            j = k
+        at = t.after(gs[j])
         if sub:
-            j = hit
-            for k in range(hit, len(gs)):
-                if _g_any_import(gs[k]):
-                    j = k
-                else:
-                    break
-            at = t.after(gs[j])
             return text[:at] + t.indent(gs[j]) + stmt_text + t.nl + text[at:]
-        break
+        return text[:at] + t.nl + stmt_text + t.nl + text[at:]
     gs = _groups(t.tree.body)
     idx = -1 if not t.has_docstring() else 0
     for i, g in enumerate(gs):
