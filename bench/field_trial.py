@@ -41,6 +41,7 @@ REPOS = {
     "nanoGPT": ("https://github.com/karpathy/nanoGPT", "3adf61e154c3fe3fca428ad6bc3818b27a3b8291"),
     "minGPT": ("https://github.com/karpathy/minGPT", "37baab71b9abea1b76ab957409a1cc2fbfba8a26"),
     "examples": ("https://github.com/pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8"),
+    "pytorch-image-models": ("https://github.com/huggingface/pytorch-image-models", "aa4b5850c1543fa488abf260f18390eda46cf85d"),
 }
 
 
@@ -85,6 +86,19 @@ def _words(folder: str) -> None:
                 fh.write(" ".join(rnd.choice(vocab) for _ in range(12)) + "\n")
 
 
+def _image_folder(folder: str, classes: int = 2, per_class: dict = None) -> None:
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.RandomState(0)
+    for split, n in (per_class or {"train": 8, "validation": 4}).items():
+        for c in range(classes):
+            d = os.path.join(folder, split, f"class{c}")
+            os.makedirs(d, exist_ok=True)
+            for i in range(n):
+                Image.fromarray(rng.randint(0, 256, size=(32, 32, 3)).astype("uint8")).save(os.path.join(d, f"{i}.png"))
+
+
 # ----------------------------------------------------------------------------- the entries
 ENTRIES = [
     {
@@ -100,13 +114,13 @@ ENTRIES = [
         "name": "mingpt", "title": "minGPT adder demo", "repo": "minGPT", "cwd": ".",
         "setup": None,
         "argv": ["projects/adder/adder.py", "--trainer.max_iters=3", "--trainer.num_workers=0",
-                 "--system.work_dir=./out-trial"],
+                 "--system.work_dir='out-trial'"],
         "env": {"PYTHONPATH": "."}, "cpu": [], "cmp": [],
         "loss": r"iter (\d+): train loss ([0-9.]+)",
     },
     {
         "name": "mnist", "title": "pytorch/examples mnist", "repo": "examples", "cwd": "mnist",
-        "setup": lambda d: _mnist_idx(os.path.join(d, "data")),
+        "setup": lambda d: _mnist_idx(os.path.join(d, "..", "data")),  # main.py reads ../data
         "argv": ["main.py", "--epochs", "1", "--batch-size", "32", "--test-batch-size", "32", "--log-interval", "1"],
         "cpu": ["--no-accel"], "cmp": [],
         "loss": r"Train Epoch: \d+ \[(\d+)/\d+ .*\]\s+Loss: ([0-9.]+)",
@@ -114,7 +128,7 @@ ENTRIES = [
     {
         "name": "dcgan", "title": "pytorch/examples dcgan --accel", "repo": "examples", "cwd": "dcgan",
         "setup": None,
-        "argv": ["main.py", "--dataset", "fake", "--accel", "--dry-run", "--batchSize", "8", "--imageSize", "32",
+        "argv": ["main.py", "--dataset", "fake", "--accel", "--dry-run", "--batchSize", "8",
                  "--ngf", "8", "--ndf", "8", "--workers", "0", "--outf", "out-trial"],
         "cpu": [], "cmp": [],
         "loss": r"\[\d+/\d+\]\[(\d+)/\d+\] Loss_D: ([0-9.]+)",
@@ -127,12 +141,30 @@ ENTRIES = [
         "loss": r"Epoch: \[0\]\[\s*(\d+)/\d+\].*Loss ([0-9.e+-]+)",
     },
     {
+        "name": "timm", "title": "timm train.py resnet10t", "repo": "pytorch-image-models", "cwd": ".",
+        "setup": lambda d: _image_folder(os.path.join(d, "data", "synth")),
+        "argv": ["train.py", "--data-dir", "data/synth", "--model", "resnet10t", "--num-classes", "2", "--img-size", "32",
+                 "-b", "4", "--epochs", "1", "--workers", "1", "--log-interval", "1", "--output", "out-trial",
+                 "--no-prefetcher", "--sched", "step", "--lr", "0.01", "--warmup-epochs", "0"],
+        "cpu": ["--device", "cpu"], "cmp": [],
+        "loss": r"Train: \d+ \[\s*(\d+)/\d+.*?Loss:\s+([0-9.]+)",
+    },
+    {
+        "name": "timm-amp", "title": "timm train.py resnet10t --amp", "repo": "pytorch-image-models", "cwd": ".",
+        "setup": lambda d: _image_folder(os.path.join(d, "data", "synth")),
+        "argv": ["train.py", "--data-dir", "data/synth", "--model", "resnet10t", "--num-classes", "2", "--img-size", "32",
+                 "-b", "4", "--epochs", "1", "--workers", "1", "--log-interval", "1", "--output", "out-trial",
+                 "--no-prefetcher", "--sched", "step", "--lr", "0.01", "--warmup-epochs", "0", "--amp"],
+        "cpu": None, "cmp": [],
+        "loss": r"Train: \d+ \[\s*(\d+)/\d+.*?Loss:\s+([0-9.]+)",
+    },
+    {
         "name": "wlm", "title": "pytorch/examples word_language_model (LSTM)", "repo": "examples", "cwd": "word_language_model",
         "setup": lambda d: _words(os.path.join(d, "data", "synthetic")),
         "argv": ["main.py", "--accel", "--data", "./data/synthetic", "--epochs", "1", "--emsize", "16", "--nhid", "16",
                  "--bptt", "8", "--batch_size", "4", "--log-interval", "5", "--dry-run", "--save", "out-trial.pt"],
         "cpu": [], "cmp": [],
-        "loss": r"\|\s+(\d+)/\s*\d+ batches .* loss\s+([0-9.]+)",
+        "loss": r"(end of epoch).*valid loss\s+([0-9.]+)",
     },
 ]
 
@@ -259,7 +291,9 @@ def trial(entry, work: str, timeout: int) -> dict:
                             "--fail-on", "never", "--no-cache", "--exclude", ".git"],
                            capture_output=True, text=True, env=_env(), cwd=base)
         summary = [ln for ln in r.stdout.splitlines() + r.stderr.splitlines() if "fixed" in ln or "error" in ln.lower()]
-        notes.append(f"fix --target {target}: exit {r.returncode}; {summary[-1] if summary else ''}")
+        notes.append(f"fix --target {target}: exit {r.returncode}; {summary[-1] if summary else r.stderr[-300:]}")
+        if not os.path.isdir(dirs[target]):
+            return {"entry": entry["title"], "error": f"fix --target {target} wrote no copy: {r.stderr.strip()[-300:]}"}
     if entry.get("setup"):
         for d in dirs.values():
             entry["setup"](os.path.join(d, entry["cwd"]) if entry["cwd"] != "." else d)
@@ -268,14 +302,19 @@ def trial(entry, work: str, timeout: int) -> dict:
     res["orig"] = _run_under(entry, dirs["orig"], argv, os.path.join(base, "orig.json"), timeout)
     res["npu"] = _run_under(entry, dirs["npu"], argv, os.path.join(base, "npu.json"), timeout)
     res["agnostic"] = _run_under(entry, dirs["agnostic"], argv, os.path.join(base, "agnostic.json"), timeout)
-    cpu_args = [a for a in argv + entry["cpu"] if a != "--accel"]
-    code, out, err, secs = _exec([sys.executable, *cpu_args], os.path.join(dirs["cpu"], entry["cwd"]), _env(entry.get("env")),
-                                 timeout, entry.get("stop_after"))
+    if entry["cpu"] is None:  # no comparable CPU run (e.g. fp16 AMP: the CPU's autocast is bf16)
+        code, out, err, secs = 0, "", "", 0.0
+    else:
+        cpu_args = [a for a in argv + entry["cpu"] if a != "--accel"]
+        code, out, err, secs = _exec([sys.executable, *cpu_args], os.path.join(dirs["cpu"], entry["cwd"]),
+                                     _env(entry.get("env")), timeout, entry.get("stop_after"))
     res["cpu"] = {"code": code, "out": out, "err": err, "secs": secs, "doc": None}
     cmp_args = argv + entry["cmp"]
     res["cmp"] = res["npu"] if not entry["cmp"] else _run_under(entry, dirs["npu"], cmp_args, os.path.join(base, "cmp.json"), timeout)
     cpu_l, cmp_l = _losses(entry, res["cpu"]["out"]), _losses(entry, res["cmp"]["out"])
-    if code not in (0, 130) or not cpu_l:
+    if entry["cpu"] is None:
+        loss = "not comparable (fp16 AMP on the NPU; a CPU autocasts to bf16)"
+    elif code not in (0, 130, -2) or not cpu_l:
         loss = f"no CPU baseline (exit {code}: {(err.strip().splitlines() or ['?'])[-1][:100]})"
     elif not cmp_l:
         loss = "copy printed no loss"
