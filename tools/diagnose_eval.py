@@ -185,10 +185,26 @@ def same_source_urls(urls: Sequence[str], candidates: Iterable[str]) -> List[str
     return sorted({c for c in candidates if c and c.rstrip("/") not in given and canonical_url(c) in keys})
 
 
+def tool_src() -> str:
+    """The ``src`` folder whose ``ascendify`` is scored.
+
+    The first ``PYTHONPATH`` entry that holds the package (so ``PYTHONPATH=<clean copy>/src`` scores
+    that copy, not the checkout this script lives in), else this checkout's ``src``.
+    """
+    for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if p and os.path.isfile(os.path.join(p, "ascendify", "__init__.py")):
+            return os.path.abspath(p)
+    return os.path.join(ROOT, "src")
+
+
+def ki_record_urls(src: Optional[str] = None) -> tuple:
+    """URLs of the known-issue records packaged under ``src`` (default ``tool_src()``; empty when there are none)."""
+    return _ki_record_urls(os.path.abspath(src or tool_src()))
+
+
 @lru_cache(maxsize=4)
-def ki_record_urls(root: str = ROOT) -> tuple:
-    """URLs of the known-issue records packaged under ``root/src`` (empty when there are none)."""
-    d = os.path.join(root, "src", "ascendify", "diagnose", "data", "known_issues")
+def _ki_record_urls(src: str) -> tuple:
+    d = os.path.join(src, "ascendify", "diagnose", "data", "known_issues")
     out = []
     try:
         names = sorted(n for n in os.listdir(d) if n.endswith(".jsonl"))
@@ -217,7 +233,7 @@ def run_diagnose(log_path: str, exclude_urls: Sequence[str]) -> dict:
     """``ascendify diagnose LOG --format json`` with the known-issue exclusion set; the parsed JSON."""
     env = dict(os.environ)
     env[EXCLUDE_ENV] = ",".join(u for u in exclude_urls if u)
-    src = os.path.join(ROOT, "src")
+    src = tool_src()
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     cmd = [sys.executable, "-m", "ascendify", "diagnose", log_path, "--format", "json"]
     try:
@@ -304,7 +320,7 @@ def evaluate(set_dir: str, labels: Dict[str, dict], run=run_diagnose, verbose: b
         p[0] += int(r["pass"])
         p[1] += 1
     passed = sum(int(r["pass"]) for r in results)
-    return {"set": os.path.abspath(set_dir), "total": len(results), "passed": passed,
+    return {"set": os.path.abspath(set_dir), "src": tool_src(), "total": len(results), "passed": passed,
             "rate": round(passed / len(results), 4) if results else 0.0,
             "families": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(fam.items())},
             "results": results}
@@ -349,7 +365,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print()
     for k, v in out["families"].items():
         print(f"  {k:<14} {v['passed']}/{v['total']}")
-    print(f"total: {out['passed']}/{out['total']} ({100 * out['rate']:.0f}%)")
+    print(f"total: {out['passed']}/{out['total']} ({100 * out['rate']:.0f}%)  [scored: {out['src']}]")
     return 0
 
 

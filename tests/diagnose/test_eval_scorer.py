@@ -166,8 +166,19 @@ def test_ki_record_urls_reads_the_packaged_records(tmp_path):
     d.mkdir(parents=True)
     (d / "a.jsonl").write_text('{"url": "https://x.org/1"}\n\nnot json\n{"url": "https://x.org/2"}\n', encoding="utf-8")
     (d / "notes.txt").write_text('{"url": "https://x.org/3"}\n', encoding="utf-8")
-    assert ev.ki_record_urls(str(tmp_path)) == ("https://x.org/1", "https://x.org/2")
+    assert ev.ki_record_urls(str(tmp_path / "src")) == ("https://x.org/1", "https://x.org/2")
     assert ev.ki_record_urls(str(tmp_path / "missing")) == ()
+
+
+def test_the_copy_named_on_pythonpath_is_the_one_scored(tmp_path, monkeypatch):
+    # PYTHONPATH=<clean copy>/src must score that copy, not the checkout holding this script.
+    copy = tmp_path / "copy" / "src"
+    (copy / "ascendify").mkdir(parents=True)
+    (copy / "ascendify" / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "nothing"), str(copy)]))
+    assert ev.tool_src() == str(copy)
+    monkeypatch.delenv("PYTHONPATH")
+    assert ev.tool_src() == os.path.join(ev.ROOT, "src")
 
 
 def test_underscore_and_hyphen_match_each_other():
