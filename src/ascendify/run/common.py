@@ -65,14 +65,15 @@ class HostSyncs:
 def host_sync(what: str = "aten::_local_scalar_dense") -> None:
     if policy.S.quiet:
         return
-    fr = events.fast_user_frame(3)
-    key = (fr["file"], fr["line"]) if fr else None
+    f = events.user_code_frame(2)
+    key = (f.f_code, f.f_lineno) if f is not None else None
     e = HostSyncs.counts.get(key)
-    if e is None:
-        HostSyncs.counts[key] = [fr, 1]
-        events.emit("host_sync", what=what, user_frame=fr, count=1)
-    else:
+    if e is not None:
         e[1] += 1
+        return
+    fr = events.fast_user_frame(2)
+    HostSyncs.counts[key] = [fr, 1]
+    events.emit("host_sync", what=what, user_frame=fr, count=1)
 
 
 def host_sync_totals() -> None:

@@ -104,18 +104,30 @@ def user_frame(stack: Any = None) -> Optional[dict]:
     return None
 
 
-def fast_user_frame(depth: int = 1) -> Optional[dict]:
-    """user_frame() of the current stack, with the per-code-object answer cached (hot paths)."""
-    f = sys._getframe(depth)
+def user_code_frame(depth: int = 1):
+    """The innermost frame object of user code on the current stack, from ``depth`` frames above this
+    function (1 = its caller) outwards (per-code-object answer cached), or None."""
+    try:
+        f = sys._getframe(depth)
+    except ValueError:
+        return None
     while f is not None:
         co = f.f_code
         u = _is_user_code.get(co)
         if u is None:
             u = _is_user_code[co] = is_user_file(co.co_filename)
         if u:
-            return _frame_dict(co.co_filename, f.f_lineno, co.co_name)
+            return f
         f = f.f_back
-    return BACKWARD[0] if BACKWARD else None
+    return None
+
+
+def fast_user_frame(depth: int = 1) -> Optional[dict]:
+    """user_frame() of the current stack, cheaply (hot paths); inside backward: the backward() call."""
+    f = user_code_frame(depth + 1)
+    if f is None:
+        return BACKWARD[0] if BACKWARD else None
+    return _frame_dict(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
 
 
 # the user frame of the running backward() call: backward of npu tensors runs in autograd's device thread,

@@ -20,6 +20,7 @@ _libs: list = []
 _as_cpu = None
 _adopt = None
 _mem = None
+_reset_peak = None
 _POL: Dict[Any, Any] = {}
 _INFO: Dict[Any, tuple] = {}   # func -> (has_generator, mutates, device_rng)
 _CPU = torch.device("cpu")
@@ -34,7 +35,8 @@ def _info(func) -> tuple:
     if inf is None:
         args = func._schema.arguments
         has_gen = any(a.name == "generator" for a in args)
-        mutates = any(a.alias_info is not None and a.alias_info.is_write for a in args)
+        # only out= arguments (keyword-only, written) can be resized by the CPU kernel
+        mutates = any(a.alias_info is not None and a.alias_info.is_write and a.kwarg_only for a in args)
         dev_rng = not has_gen and func._schema.name.split("::")[-1] in common.NO_GENERATOR_RANDOM
         inf = _INFO[func] = (has_gen, mutates, dev_rng)
     return inf
@@ -190,18 +192,17 @@ class ShimBackend(D.Backend):
         return tuple(_mem(idx))
 
     def reset_peak(self, idx: int) -> None:
-        torch.ops.ascendify_npu.reset_peak.default(idx)
+        _reset_peak(idx)
 
 
 def install(release, count: int, capacity: int) -> int:
     """Load the shim and register the Python side; returns the number of direct kernels."""
-    global _as_cpu, _adopt, _mem, _CPU_OK, _LOCAL_SCALAR
+    global _as_cpu, _adopt, _mem, _reset_peak, _CPU_OK, _LOCAL_SCALAR
     from ascendify.run import shim
 
-    shim.load_library()
-    ops = torch.ops.ascendify_npu
-    ops.configure.default(count, capacity)
-    _as_cpu, _adopt, _mem = ops.as_cpu.default, ops.adopt.default, ops.mem_stats.default
+    ext = shim.load_library()
+    ext.configure(count, capacity)
+    _as_cpu, _adopt, _mem, _reset_peak = ext.as_cpu, ext.adopt, ext.mem_stats, ext.reset_peak
     _CPU_OK = common.op_set(common.CPU_OK_NAMES)
     _LOCAL_SCALAR = aten._local_scalar_dense.default
     common.Ops.is_npu = lambda t: t.device.type == "npu"

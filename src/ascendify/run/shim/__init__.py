@@ -85,7 +85,7 @@ def build(verbose: bool = False) -> str:
     if not verbose:
         print("ascendify run: building the emulator's C++ shim for torch (once per torch version, ~15 s) ...",
               file=sys.stderr, flush=True)
-    load(name=NAME, sources=[SOURCE], is_python_module=False, build_directory=d, extra_cflags=["-O1"],
+    load(name=NAME, sources=[SOURCE], is_python_module=True, build_directory=d, extra_cflags=["-O1"],
          verbose=verbose)
     LAST_BUILD_SECONDS.append(time.perf_counter() - t0)
     so = os.path.join(d, NAME + ".so")
@@ -99,21 +99,26 @@ def build(verbose: bool = False) -> str:
     return so
 
 
-def load_library() -> str:
-    """Build if needed and load the shim into this process (torch.ops.ascendify_npu.*)."""
-    import torch
+_MODULE: list = []
+
+
+def load_library():
+    """Build if needed and load the shim into this process; returns its Python module (as_cpu, adopt,
+    mem_stats, reset_peak, configure)."""
+    if _MODULE:
+        return _MODULE[0]
+    import importlib.machinery
+    import importlib.util
+
+    import torch  # noqa: F401 - the extension links against libtorch
 
     so = build()
-    if not hasattr(torch.ops, "ascendify_npu") or not _loaded():
-        torch.ops.load_library(so)
-    return so
-
-
-def _loaded() -> bool:
-    import torch
-
-    try:
-        torch.ops.ascendify_npu.as_cpu
-    except (AttributeError, RuntimeError):
-        return False
-    return True
+    mod = sys.modules.get(NAME)
+    if mod is None:
+        loader = importlib.machinery.ExtensionFileLoader(NAME, so)
+        spec = importlib.util.spec_from_file_location(NAME, so, loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+        sys.modules[NAME] = mod
+    _MODULE.append(mod)
+    return mod
