@@ -46,6 +46,7 @@ FAMILIES = [
     ("git+https://github.com/NVIDIA/apex.git", "apex", "gitcode.com/Ascend/apex"),
     ("bitsandbytes>=0.41", "bitsandbytes", "NpuFusedAdamW"),
     ("mamba-ssm", "mamba", "pure-PyTorch"),
+    ("transformer_engine[pytorch]>=2.0", "transformer-engine", "bf16"),
 ]
 
 
@@ -118,7 +119,7 @@ def test_conda_cuda_packages_channel_and_build_string(tmp_path):
 def test_version_pairs(tmp_path):
     fs = findings(tmp_path, {"requirements.txt": "torch==2.1.0\ntorchvision==0.20.0\ntorchaudio==2.1.0\n"})
     assert codes(fs) == [("requirements.txt", 1, "DEP004"), ("requirements.txt", 2, "DEP003")]
-    assert fs[1].message.startswith("torchvision==0.20.0 does not pair with torch==2.1.0: torch 2.1 pairs with torchvision 0.16")
+    assert fs[1].message.startswith("torchvision 0.20.0 does not pair with torch 2.1.0: torch 2.1 pairs with torchvision 0.16")
     assert "github.com/pytorch/vision" in fs[1].message
     assert "torch-npu==2.1.0.post17" in fs[0].message and "CANN 8.3.RC1" in fs[0].message
 
