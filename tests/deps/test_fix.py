@@ -139,3 +139,11 @@ def test_safe_replacement_is_applied_only_where_the_data_says(tmp_path, monkeypa
     monkeypatch.undo()
     fs = A.audit(read_file(str(p), "requirements.txt"))
     assert [(f.code, f.fix) for f in fs] == [("DEP001", None), ("DEP001", None)]  # the shipped data confirms no drop-in replacement
+
+
+def test_a_requirements_file_named_explicitly_is_audited_not_skipped(tmp_path):
+    p = tmp_path / "requirements-gpu.txt"
+    p.write_text("xformers\n", encoding="utf-8")
+    r = run_cli("scan", str(p), "--no-cache")
+    assert "not a Python file" not in r.err
+    assert "requirements-gpu.txt:1:1: DEP001 xformers is CUDA-only" in r.out and r.code == 1

@@ -60,7 +60,10 @@ class FileProgress:
 
 def _run_scan(paths, settings: Settings, cache_dir, no_cache, jobs, quiet=False, lines=False) -> ScanResult:
     problems: list[tuple[str, str]] = []
-    entries = discover(paths, settings, lambda p, m: problems.append((p, m)))
+    from ascendify.deps.parse import is_dependency_file  # a requirements file named explicitly is audited (below), not skipped
+    from ascendify.scan.engine import _skip_note
+
+    entries = discover(paths, settings, lambda p, m: problems.append((p, m)), on_skip=lambda p, m: None if is_dependency_file(p) else _skip_note(p, m))
     cache = None if no_cache else (cache_dir or default_cache_dir())
     progress = None if quiet else FileProgress("scanning", len(entries), lines=lines)
     try:
