@@ -48,8 +48,12 @@ def test_the_example_fails_where_an_ascend_host_fails(tmp_path):
     assert uf["code"].endswith(".to(device)")
     ex = ff["explained"]
     assert ex["kind"] == "cuda-absent" and ex["rules"] == ["DEV", "EXT"]
-    assert [f["code"] for f in ex["findings"]] == ["DEV003"] and ex["findings"][0]["where"] == "trainer/engine.py:45"
-    assert ex["fix_command"] == "ascendify fix . --select DEV,EXT"
+    # no finding on line 57: the earlier lines that set `device` (engine.py's torch.device("cuda", ...), and the
+    # --device option's "cuda" default in config.py)
+    assert [(f["code"], f["where"]) for f in ex["findings"]] == [("DEV003", "trainer/engine.py:45"),
+                                                                 ("DEV024", "trainer/config.py:32")]
+    assert ex["on_failing_line"] is False and ex["project_count"] > 10
+    assert ex["fix_command"] == "ascendify fix . --select DEV003,DEV024"
     assert doc["parameters"]["on"] == "cpu" and doc["parameters"]["loud"] is False  # failed before training
     text = r.stderr.split("== ascendify run:")[1]
     assert "at trainer/engine.py:57 in main: model = build_model(" in text

@@ -339,24 +339,75 @@ def explain(first: dict, project_root: str, torch_npu: Optional[str], chip: Opti
             if picked:
                 out["relation"] = f"on the calling line {fr['path']}:{fr['line']}"
                 break
-    # 3. nothing on the traceback's lines: the findings of those rules in the failing file, nearest first
+    # 3. nothing on the traceback's lines: findings of those rules on a line that assigns a name the
+    #    failing line uses (`device = "cuda"`, `--device` default "cuda"), the failing file first
     if not picked and prefixes:
-        line = innermost.get("line") or 0
-        near = [f for f in findings if f.path.replace(os.sep, "/") == innermost["path"] and fits(f) and f.code != "DEV026"
-                and f.line <= line]
-        near.sort(key=lambda f: (f.severity not in ("error", "silent"), line - f.line))
-        picked = near[:1]
+        picked = _assigning(findings, innermost, project_root, fits, {fr["path"] for fr in frames})
         if picked:
-            out["relation"] = (f"not on the failing line; the nearest {'/'.join(prefixes)} finding above it in {innermost['path']}; "
-                               "the value that fails may come from there, or from elsewhere")
+            out["relation"] = ("not on the failing line; on earlier lines that set a name it reads: "
+                               "the value that fails may come from there")
         out["project_count"] = sum(1 for f in findings if fits(f))
     out["on_failing_line"] = out["relation"] == "on the failing line"
     out["findings"] = [{"code": f.code, "severity": f.severity, "where": f"{f.path}:{f.line}", "message": f.message,
                         "fixable": bool(f.fix), "safe": bool(f.fix and f.fix.safe)} for f in picked]
-    sel = sorted({f.code for f in picked}) if out["on_failing_line"] or (picked and out["relation"].startswith("on the calling")) else prefixes
+    sel = sorted({f.code for f in picked}) or prefixes
     if sel:
         out["fix_command"] = f"ascendify fix {_shell(project_root)} --select {','.join(sel)}"
     return out
+
+
+_STOP_NAMES = {"self", "cls", "torch", "nn", "F", "np", "os", "sys", "args", "opt", "opts", "cfg", "config", "to", "cuda",
+               "npu", "cpu", "float", "int", "str", "len", "range", "print", "True", "False", "None", "not", "and", "or",
+               "in", "is", "if", "else", "for", "return", "lambda", "with", "as", "device_type"}
+
+
+def _names(code: str) -> set:
+    """Identifiers a line of code uses that could carry a device, dtype or backend value."""
+    import re
+
+    return {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code) if n not in _STOP_NAMES and len(n) > 1}
+
+
+def _assigning(findings: list, frame: dict, root: str, fits, files: "set | None" = None) -> list:
+    """Findings (of the rules ``fits`` accepts) whose source line sets one of the names the
+    failing line uses: an assignment, a keyword argument, an attribute store, or an argparse
+    option of that name; the failing file's lines above the failure first, then other files."""
+    import re
+
+    code = frame.get("code") or ""
+    m = re.match(r"^\s*[\w.,\s\[\]()*]+?(?<![=!<>])=(?!=)", code)  # `x = f(device)`: the names it reads, not x
+    names = _names(code[m.end():] if m else code)
+    if not names:
+        return []
+    alt = "|".join(sorted({re.escape(n) for n in names} | {re.escape(n.replace("_", "-")) for n in names}))
+    pat = re.compile(rf"(?:\b|\.)(?:{alt})\s*=(?!=)|['\"]--(?:{alt})['\"]")
+    option = re.compile(rf"['\"]--(?:{alt})['\"]")
+    cache: dict = {}
+
+    def line_of(f) -> str:
+        if f.path not in cache:
+            try:
+                with open(os.path.join(root, f.path), encoding="utf-8", errors="replace") as fh:
+                    cache[f.path] = fh.read().splitlines()
+            except OSError:
+                cache[f.path] = []
+        lines = cache[f.path]
+        return lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+
+    here, line = frame["path"], frame.get("line") or 0
+    files = set(files or ())
+
+    def sets_a_name(f) -> bool:
+        p = f.path.replace(os.sep, "/")
+        if p == here:
+            return f.line < line and bool(pat.search(line_of(f)))
+        # another file: one of the traceback's, or an argparse option of that name (`--device`)
+        return bool(pat.search(line_of(f))) if p in files else bool(option.search(line_of(f)))
+
+    hits = [f for f in findings if fits(f) and f.code != "DEV026" and sets_a_name(f)]
+    hits.sort(key=lambda f: (f.path.replace(os.sep, "/") != here or f.line > line,
+                             (line - f.line) if f.path.replace(os.sep, "/") == here else 0, f.path, f.line))
+    return hits[:3]
 
 
 def _shell(path: str) -> str:
