@@ -135,6 +135,9 @@ def test_torch_without_a_torch_npu_release(tmp_path):
     fs = findings(tmp_path, {"requirements.txt": "torch==2.0.0\n"})
     assert codes(fs) == [("requirements.txt", 1, "DEP005")]
     assert "2.0.1" in fs[0].message  # the torch_npu line of the same torch minor
+    fs = findings(tmp_path / "b", {"environment.yml": "dependencies:\n  - pytorch=1.12.1\n"})
+    assert codes(fs) == [("environment.yml", 2, "DEP005")]
+    assert "torch_npu exists for torch 1.8.1, 1.11.0, 2.0.1, 2.1.0 —" in fs[0].message  # two lines either side of 1.12
 
 
 def test_torch_npu_pinned_for_another_torch(tmp_path):

@@ -263,7 +263,10 @@ def _audit_pairs(rep: _Reporter, files: List[DepFile], by_path: Dict[str, DepFil
     for df, t in torch_pins:
         want = _npu_for(t.version)
         if want is None:
-            near = [k for k in known if _line_minor(k) == _line_minor(t.version)] or known[-6:]
+            near = [k for k in known if _line_minor(k) == _line_minor(t.version)]
+            if not near:  # the releases either side of the pinned one
+                i = sum(1 for k in known if _vkey(k) < _vkey(t.version))
+                near = known[max(0, i - 2): i + 2]
             rep.add("DEP005", df, t.line, t.col, t.end_col, {"torch": t.version, "known": ", ".join(near)})
             continue
         if has_npu:
