@@ -47,6 +47,7 @@ FAMILIES = [
     ("bitsandbytes>=0.41", "bitsandbytes", "NpuFusedAdamW"),
     ("mamba-ssm", "mamba", "pure-PyTorch"),
     ("transformer_engine[pytorch]>=2.0", "transformer-engine", "bf16"),
+    ("cuml-cu11", "rapids", "scikit-learn"),
 ]
 
 
@@ -188,3 +189,21 @@ def test_every_shape_reports_on_its_line(tmp_path):
     })
     assert codes(fs) == [("Pipfile", 2, "DEP001"), ("environment.yml", 3, "DEP001"), ("pyproject.toml", 4, "DEP001"), ("pyproject.toml", 7, "DEP001"),
                          ("setup.cfg", 3, "DEP001"), ("setup.py", 3, "DEP001")]
+
+
+def test_conda_yaml_with_channels_in_names_and_pip_options(tmp_path):
+    fs = findings(tmp_path, {"conda.yaml": """
+        channels:
+          - defaults
+        dependencies:
+          - pytorch::pytorch=2.1.0
+          - pytorch::pytorch-cuda=11.7.0
+          - pip:
+            - --extra-index-url https://pypi.nvidia.com
+            - cuml-cu11
+            - -e git+https://github.com/NVIDIA/apex.git#egg=apex
+    """})
+    assert codes(fs) == [("conda.yaml", 4, "DEP004"), ("conda.yaml", 5, "DEP002"), ("conda.yaml", 7, "DEP002"), ("conda.yaml", 8, "DEP001"),
+                         ("conda.yaml", 9, "DEP001")]
+    assert fs[2].col == len("    - --extra-index-url ")
+    assert "NVIDIA/apex" in fs[4].message

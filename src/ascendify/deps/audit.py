@@ -30,6 +30,7 @@ TORCH_KEYS = ("torch", "pytorch")
 NPU_KEYS = ("torch-npu",)
 FIX_KINDS = ("requirements", "pep621", "poetry")
 _CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+", re.I)
+_NVIDIA_INDEX = re.compile(r"^https?://pypi\.nvidia\.com", re.I)
 
 
 @lru_cache(maxsize=1)
@@ -177,6 +178,11 @@ def audit(files: List[DepFile], settings=None) -> List[Finding]:
                     rep.add("DEP002", df, ix.line, ix.col, ix.end_col, _cuda_fields("the conda channel nvidia supplies CUDA packages", conda=True))
             elif _CUDA_INDEX.search(ix.url):
                 rep.add("DEP002", df, ix.line, ix.col, ix.end_col, _cuda_fields(f"{ix.option} {ix.url} is PyTorch's CUDA wheel index"))
+            elif _NVIDIA_INDEX.search(ix.url):
+                fields = _cuda_fields(f"{ix.option} {ix.url} is NVIDIA's index of CUDA packages (RAPIDS, TensorRT, ...)")
+                fields.update(why="nothing it serves runs on an Ascend host.", replacement="drop the index with the packages that need it",
+                              source="https://rapids.ai/wsl2.html (RAPIDS installs from https://pypi.nvidia.com for CUDA 11/12 environments)")
+                rep.add("DEP002", df, ix.line, ix.col, ix.end_col, fields)
         for req in df.requirements:
             _audit_requirement(rep, df, req, keys)
     _audit_pairs(rep, files, by_path)

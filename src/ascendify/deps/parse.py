@@ -558,8 +558,10 @@ def _literal_list(val: ast.AST, assigns, lines, display, df: DepFile, what: str,
     if isinstance(val, ast.Name) and isinstance(assigns.get(val.id), (ast.List, ast.Tuple)):
         val = assigns[val.id]
     if not isinstance(val, (ast.List, ast.Tuple)):
-        df.notes.append((val.lineno, val.col_offset, f"{what} is not a literal list ({ast.dump(val)[:40].split('(')[0]}); its requirements were not audited — "
-                         "list them literally or in a requirements file"))
+        expr = (ast.get_source_segment("\n".join(lines), val) or type(val).__name__).split("\n")[0][:60]
+        df.notes.append((val.lineno, _char_col(lines, val.lineno, val.col_offset),
+                         f"{what}={expr} is not a literal list: setup.py is not run, so these requirements were not audited here "
+                         "(requirements files next to it are audited on their own)"))
         return []
     out = []
     for elt in val.elts:
@@ -654,6 +656,16 @@ def read_environment_yml(path: str, display: str) -> DepFile:
         unq = item.strip("'\"")
         qoff = item_col + (1 if item[:1] in "'\"" else 0)
         if pip_indent is not None and len(m.group(1)) > pip_indent:
+            if unq.startswith("-"):  # pip options inside the pip: list
+                opt, val, vcol = _option(" " * qoff + unq)
+                if opt in ("-i", "--index-url", "--extra-index-url", "-f", "--find-links") and val:
+                    long = {"-i": "--index-url", "-f": "--find-links"}.get(opt, opt)
+                    df.indexes.append(IndexUrl(val, display, i + 1, vcol, vcol + len(val), long))
+                elif opt in ("-e", "--editable") and val:
+                    req = parse_requirement(val, display, i + 1, vcol, "conda-pip")
+                    if req is not None:
+                        df.requirements.append(req)
+                continue
             req = parse_requirement(unq, display, i + 1, qoff, "conda-pip")
             if req is not None:
                 df.requirements.append(req)
@@ -722,7 +734,7 @@ def is_dependency_file(path: str) -> bool:
         return True
     if low in TOML_READERS or low in OTHER_READERS:
         return True
-    return bool(re.match(r"^environment[\w.-]*\.ya?ml$", low))
+    return bool(re.match(r"^(environment|conda)[\w.-]*\.ya?ml$", low))
 
 
 def read_file(path: str, display: str, seen: Optional[set] = None) -> List[DepFile]:
@@ -732,6 +744,6 @@ def read_file(path: str, display: str, seen: Optional[set] = None) -> List[DepFi
         return [TOML_READERS[low](path, display)]
     if low in OTHER_READERS:
         return [OTHER_READERS[low](path, display)]
-    if low.startswith("environment") and low.endswith((".yml", ".yaml")):
+    if low.startswith(("environment", "conda")) and low.endswith((".yml", ".yaml")):
         return [read_environment_yml(path, display)]
     return read_requirements(path, display, seen)
