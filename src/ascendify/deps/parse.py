@@ -219,7 +219,6 @@ def _strip_comment(s: str) -> str:
     return s[: m.start()] if m else s
 
 
-_OPTS_WITH_VALUE = ("-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-e", "--editable")
 
 
 def read_requirements(path: str, display: str, _seen: Optional[set] = None, origin: str = "") -> List[DepFile]:
