@@ -217,7 +217,7 @@ def _audit_requirement(rep: _Reporter, df: DepFile, req: Requirement, keys: set)
     fields = {"name": req.name if not req.url else f"{req.name} ({req.url})", "what": f"{req.text}", "why": p["why"], "replacement": p["replacement"],
               "source": p["source"], "unverified": "" if p["verified"] else "; unverified: no public source confirms the replacement"}
     if p["code"] == "DEP002":
-        fields["what"] = f"{req.name} is a CUDA runtime package"
+        fields["what"] = f"{req.text} is a CUDA package" if req.kind == "conda" else f"{req.name} is a CUDA runtime wheel"
     fix = None
     if p.get("safe_replacement") and p["verified"] and df.kind in ("requirements", "pyproject") and req.kind in FIX_KINDS:
         from ascendify.deps.fix import replace_fix
