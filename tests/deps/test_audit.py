@@ -207,3 +207,12 @@ def test_conda_yaml_with_channels_in_names_and_pip_options(tmp_path):
                          ("conda.yaml", 9, "DEP001")]
     assert fs[2].col == len("    - --extra-index-url ")
     assert "NVIDIA/apex" in fs[4].message
+
+
+def test_a_torch_pin_in_a_constraints_file_is_reported_not_fixed(tmp_path):
+    fs = findings(tmp_path, {"requirements.txt": "-c pins.txt\ntorch\n", "pins.txt": "torch==2.1.0\n"})
+    assert codes(fs) == [("pins.txt", 1, "DEP004")] and fs[0].fix is None
+    fs = findings(tmp_path / "b", {"constraints.txt": "torch==2.1.0\n"})
+    assert codes(fs) == [("constraints.txt", 1, "DEP004")] and fs[0].fix is None
+    fs = findings(tmp_path / "c", {"requirements.txt": "-r base.txt\n", "base.txt": "torch==2.1.0\n"})
+    assert codes(fs) == [("base.txt", 1, "DEP004")] and fs[0].fix is not None

@@ -96,6 +96,7 @@ class DepFile:
     includes: List[str] = field(default_factory=list)  # files read through -r / -c
     problem: Optional[str] = None
     text: str = ""
+    constraint: bool = False  # a constraints file (named constraints*, or reached through -c): it pins, it installs nothing
 
 
 # ----------------------------------------------------------------------------- PEP 508 lines
@@ -221,7 +222,7 @@ def _strip_comment(s: str) -> str:
 
 
 
-def read_requirements(path: str, display: str, _seen: Optional[set] = None, origin: str = "") -> List[DepFile]:
+def read_requirements(path: str, display: str, _seen: Optional[set] = None, origin: str = "", constraint: bool = False) -> List[DepFile]:
     """The requirements file at ``path`` and every file it includes with ``-r``/``-c`` (paths
     relative to the including file), each as a :class:`DepFile`; ``display`` is how ``path`` is
     shown.  A missing include is a note on the ``-r`` line."""
@@ -230,7 +231,7 @@ def read_requirements(path: str, display: str, _seen: Optional[set] = None, orig
     if real in seen or len(seen) >= MAX_INCLUDES:
         return []
     seen.add(real)
-    df = DepFile(display, "requirements")
+    df = DepFile(display, "requirements", constraint=constraint or os.path.basename(path).lower().startswith("constraints"))
     text, problem = _read(path)
     if text is None:
         df.problem = problem
@@ -263,7 +264,7 @@ def read_requirements(path: str, display: str, _seen: Optional[set] = None, orig
                 if not os.path.isfile(inc):
                     df.notes.append((lineno, vcol, f"{opt} {val}: no such file; its requirements were not audited"))
                     continue
-                out.extend(read_requirements(inc, inc_display, seen, display))
+                out.extend(read_requirements(inc, inc_display, seen, display, constraint=opt in ("-c", "--constraint") or df.constraint))
             elif opt in ("-i", "--index-url", "--extra-index-url", "-f", "--find-links"):
                 if val:
                     long = {"-i": "--index-url", "-f": "--find-links"}.get(opt, opt)
