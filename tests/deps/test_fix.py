@@ -85,6 +85,12 @@ def test_scan_reports_dep_findings_in_every_format(tmp_path):
     res = [(x["ruleId"], x["locations"][0]["physicalLocation"]["region"]["startLine"]) for x in sarif["runs"][0]["results"]]
     assert ("DEP004", 3) in res and ("DEP001", 1) in res
     assert "DEP004" in {rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    import jsonschema
+
+    from ..test_cli_scan import SARIF_SCHEMA
+
+    with open(SARIF_SCHEMA, encoding="utf-8") as fh:
+        jsonschema.Draft4Validator(json.load(fh)).validate(sarif)
     csv_out = run_cli(*["scan", str(root), "--no-cache", "--format", "csv"]).out
     rows = [(os.path.basename(r["file"]), r["start_line"], r["operation"]) for r in csv.DictReader(io.StringIO(csv_out)) if r["code"].startswith("DEP")]
     assert rows == [("extra.txt", "1", "manual"), ("requirements.txt", "3", "add torch-npu==2.1.0.post17 next to torch==2.1.0")]
