@@ -216,3 +216,15 @@ def test_a_torch_pin_in_a_constraints_file_is_reported_not_fixed(tmp_path):
     assert codes(fs) == [("constraints.txt", 1, "DEP004")] and fs[0].fix is None
     fs = findings(tmp_path / "c", {"requirements.txt": "-r base.txt\n", "base.txt": "torch==2.1.0\n"})
     assert codes(fs) == [("base.txt", 1, "DEP004")] and fs[0].fix is not None
+
+
+def test_hash_checked_file_is_reported_not_fixed(tmp_path):
+    fs = findings(tmp_path, {"requirements.txt": "torch==2.1.0 --hash=sha256:0123\n"})
+    assert codes(fs) == [("requirements.txt", 1, "DEP004")] and fs[0].fix is None
+
+
+def test_local_version_of_the_torch_pin_is_not_copied(tmp_path):
+    from ascendify.deps.fix import apply_edits
+
+    fs = findings(tmp_path, {"requirements.txt": "torch==2.1.0+cpu\n"})
+    assert apply_edits("torch==2.1.0+cpu\n", list(fs[0].fix.edits)) == "torch==2.1.0+cpu\ntorch-npu==2.1.0.post17\n"

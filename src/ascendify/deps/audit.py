@@ -278,7 +278,8 @@ def _audit_pairs(rep: _Reporter, files: List[DepFile], by_path: Dict[str, DepFil
         if has_npu:
             continue
         fix = None
-        if df.kind in ("requirements", "pyproject") and t.kind in FIX_KINDS and not df.constraint:  # a constraints file installs nothing
+        # a constraints file installs nothing; in a hash-checked file (--hash) a pin without its hash breaks the install
+        if df.kind in ("requirements", "pyproject") and t.kind in FIX_KINDS and not df.constraint and "--hash" not in df.text:
             from ascendify.deps.fix import pin_fix
 
             fix = pin_fix(df, t, want[0])
