@@ -153,3 +153,16 @@ def test_a_requirements_file_named_explicitly_is_audited_not_skipped(tmp_path):
     r = run_cli("scan", str(p), "--no-cache")
     assert "not a Python file" not in r.err
     assert "requirements-gpu.txt:1:1: DEP001 xformers is CUDA-only" in r.out and r.code == 1
+
+
+def test_an_audit_failure_is_a_problem_line_not_a_lost_scan(tmp_path, monkeypatch):
+    import ascendify.deps as D
+
+    def boom(paths, settings):
+        raise RuntimeError("bad data")
+
+    monkeypatch.setattr(D, "audit_paths", boom)
+    (tmp_path / "t.py").write_text("import torch\nx = torch.zeros(1).cuda()\n", encoding="utf-8")
+    r = run_cli("scan", str(tmp_path), "--no-cache")
+    assert "t.py:2:20: DEV001" in r.out
+    assert "dependency audit failed (RuntimeError: bad data)" in r.err and r.code == 1

@@ -27,7 +27,11 @@ def add_to_scan(paths, settings, result) -> None:
 
     if not any(settings.enabled(f"DEP00{i}") for i in range(1, 10)):
         return
-    findings, files = audit_paths(paths, settings)
+    try:
+        findings, files = audit_paths(paths, settings)
+    except Exception as exc:  # a bug in the audit must not cost the user the scan of the code: say it, go on
+        result.problems.append((", ".join(str(p) for p in paths), f"dependency audit failed ({type(exc).__name__}: {exc}); DEP findings are missing — please report it"))
+        return
     if not findings:
         return
     with_findings = {f.path for f in findings}
