@@ -32,12 +32,9 @@ def _fmt(v: Any, digits: int = 6) -> str:
 
 
 def _console() -> Any:
-    import sys
+    from ascendify.termtable import report_console
 
-    from rich.console import Console
-
-    tty = sys.stdout.isatty()
-    return Console(highlight=False, soft_wrap=True, width=None if tty else 200)
+    return report_console()  # the terminal's width (tables switch to a list when they do not fit)
 
 
 def _emit_json(data: Any, output_file: Optional[str]) -> None:
@@ -269,33 +266,30 @@ def _rows_csv(rep: Any) -> str:
 
 def _print_report(rep: Any, per_sample: bool) -> None:
     from rich.markup import escape as E
-    from rich.table import Table
+
+    from ascendify.termtable import print_table
 
     con = _console()
     multi = any(r["sample"] for r in rep.rows) and len({r["sample"] for r in rep.rows}) > 1
-    t = Table(title="per output (worst over samples)" if multi else "per output", show_lines=False)
-    t.add_column("output")
-    t.add_column("samples", justify="right")
-    for k in _SHOW:
-        t.add_column(k, justify="right")
-    t.add_column("NaN/Inf b|c", justify="right")
-    t.add_column("result")
+    right = {k: "right" for k in ("samples", *_SHOW, "NaN/Inf b|c")}
+    out_rows = []
     for o in rep.outputs:
         nf = f"{o['nan_baseline'] + o['inf_baseline']}|{o['nan_candidate'] + o['inf_candidate']}"
         res = "[green]PASS[/]" if o["status"] == "PASS" else f"[red]FAIL[/] ({o['failing_samples']})"
-        t.add_row(E(o["output"]), str(o["samples"]), *[_fmt(o.get(k)) for k in _SHOW], nf, res)
-    con.print(t)
+        out_rows.append((E(o["output"]), str(o["samples"]), *[_fmt(o.get(k)) for k in _SHOW], nf, res))
+    print_table(con, ("output", "samples", *_SHOW, "NaN/Inf b|c", "result"), out_rows,
+                title="per output (worst over samples)" if multi else "per output", justify=right)
     rows = rep.rows if per_sample else [r for r in rep.rows if r["status"] != "PASS" or r["notes"]]
     if rows and (multi or per_sample or any(r["status"] != "PASS" for r in rows)):
-        st = Table(title="per sample" + ("" if per_sample else " (failing or noted)"))
-        for c in ("sample", "output", "cosine", "max_abs", "rel_euclid", "kl", "rmse", "mean_rel", "result / reason"):
-            st.add_column(c)
+        cols = ("cosine", "max_abs", "rel_euclid", "kl", "rmse", "mean_rel")
+        sample_rows = []
         for r in rows[:200]:
             why = "; ".join(r.get("failed", []) + r.get("notes", []))
-            st.add_row(E(r["sample"] or "-"), E(r["output"]),
-                       *[_fmt(r.get(k)) for k in ("cosine", "max_abs", "rel_euclid", "kl", "rmse", "mean_rel")],
-                       ("PASS" if r["status"] == "PASS" else "FAIL") + (f": {E(why)}" if why else ""))
-        con.print(st)
+            sample_rows.append((E((r["sample"] or "-") + " " + r["output"]) if multi or r["sample"] else E(r["output"]),
+                                *[_fmt(r.get(k)) for k in cols],
+                                ("PASS" if r["status"] == "PASS" else "FAIL") + (f": {E(why)}" if why else "")))
+        print_table(con, ("sample output", *cols, "result / reason"), sample_rows,
+                    title="per sample" + ("" if per_sample else " (failing or noted)"))
         if len(rows) > 200:
             con.print(f"... {len(rows) - 200} more rows in --format json")
     nb = sum(o["nan_baseline"] + o["inf_baseline"] for o in rep.outputs)
@@ -347,27 +341,26 @@ def _layer_report(model: str, data: Optional[str], sample_name: Optional[str], n
 
 def _print_layers(rep: Any, model: str, used: Optional[str], keep_file: Optional[str], top: int) -> None:
     from rich.markup import escape as E
-    from rich.table import Table
 
     from ascendify.compare.layers import describe_row
+    from ascendify.termtable import print_table
 
     con = _console()
     con.print(f"layer-wise compare of {model} ({rep.mode}, sample {used}): {len(rep.rows)} node outputs paired", markup=False)
     fi = rep.first_invalid
-    t = Table(title="node outputs (graph order)")
-    for c in ("#", "node", "op", "cosine", "max_abs", "rel_euclid", "kl", "max|fp32|", "flags"):
-        t.add_column(c)
     start = max(0, (fi.index if fi else 0) - 2)
     shown = rep.rows[start:start + top]
+    node_rows = []
     for r in shown:
         flags = []
         if r.overflow:
             flags.append("FP16 OVERFLOW")
         if r.failed:
             flags.append("FAIL: " + "; ".join(r.failed))
-        t.add_row(str(r.index), E(r.node), r.op_type, *[_fmt(r.metrics.get(k)) for k in ("cosine", "max_abs", "rel_euclid", "kl")],
-                  _fmt(r.max_abs_golden), E(", ".join(flags)))
-    con.print(t)
+        node_rows.append((f"{r.index} {E(r.node)}", r.op_type, *[_fmt(r.metrics.get(k)) for k in ("cosine", "max_abs", "rel_euclid", "kl")],
+                          _fmt(r.max_abs_golden), E(", ".join(flags))))
+    print_table(con, ("# node", "op", "cosine", "max_abs", "rel_euclid", "kl", "max|fp32|", "flags"), node_rows,
+                title="node outputs (graph order)")
     con.print(f"first invalid (FIRST_INVALID_OVERALL): {describe_row(fi)}", markup=False)
     con.print(f"first fp16 overflow (|x| > 65504): {describe_row(rep.first_overflow)}", markup=False)
     for o, d in rep.outputs_before.items():

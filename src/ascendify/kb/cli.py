@@ -12,6 +12,10 @@ import click
 from ascendify.options import chip_option, emit, emit_rendered, envelope, report_options, torch_npu_option
 
 
+NOTE_CHARS = 160
+"""Characters of a long documentation note the text report prints without --verbose."""
+
+
 def default_release() -> "tuple[str, str]":
     """The target torch_npu release for the current folder and why (``ascendify.options.release_for``:
     ``[tool.ascendify] torch-npu``, else the project's pinned torch, else the recommended release)."""
@@ -25,8 +29,11 @@ def default_release() -> "tuple[str, str]":
 @torch_npu_option()
 @click.option("--all-versions", is_flag=True, help="Show every torch_npu release in the KB.")
 @chip_option("soc_version (e.g. Ascend910B3) for hardware and bf16 checks.")
+@click.option("-v", "--verbose", is_flag=True, help="Text output: print long documentation notes in full "
+              f"(default: their first {NOTE_CHARS} characters).")
 @report_options()
-def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional[str], fmt: str, output_file: Optional[str]) -> int:
+def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional[str], verbose: bool, fmt: str,
+        output_file: Optional[str]) -> int:
     """Look up QUERY: an aten op (aten::nanmean, nanmean.out) or a torch API
     (torch.linalg.inv, Tensor.scatter_add_, F.interpolate, torch_npu.npu_conv2d).
 
@@ -48,16 +55,27 @@ def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional
     if fmt == "json":
         emit(json.dumps(envelope("ops", res), ensure_ascii=False, indent=1) + "\n", output_file)
     else:
-        emit_rendered(render_text, output_file, res)
+        emit_rendered(render_text, output_file, res, verbose=verbose)
     return 0 if res["found"] else 1
 
 
-def render_text(res: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def summarise(text: str, verbose: bool = False, limit: int = 0) -> str:
+    """``text`` (a KB documentation note) cut to about ``limit`` characters (default
+    :data:`NOTE_CHARS`) at a word boundary, with a pointer to ``--verbose``; whole when ``verbose``."""
+    limit = limit or NOTE_CHARS
+    flat = " ".join((text or "").split())
+    if verbose or len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
+    return cut.rstrip(" ,;:-") + f" … ({len(flat) - len(cut)} more characters: --verbose)"
+
+
+def render_text(res: dict, verbose: bool = False) -> None:
     from rich.text import Text
 
-    con = Console(highlight=False, soft_wrap=False, width=max(100, min(160, _width())))
+    from ascendify.termtable import print_table, report_console
+
+    con = report_console(soft_wrap=False)
     head = res["query"]
     if res["torch_npu"]:
         torch_v = res["support"][0]["torch"] if res["support"] else ""
@@ -75,9 +93,7 @@ def render_text(res: dict) -> None:
     if res["api_to_aten"]:
         con.print(Text(f"API → aten: {res['api_to_aten']}", style="dim"))
     if res["support"]:
-        t = Table(title="NPU dispatch per release", title_justify="left", show_lines=False)
-        for c in ("aten overload", "torch_npu", "class", "implementation", "note"):
-            t.add_column(c, overflow="fold")
+        rows = []
         styles = {"cpu_fallback": "red", "not_dense": "red", "unknown": "magenta", "npu_kernel": "green",
                   "npu_via_structured_out": "green", "composite_implicit": "cyan", "composite_explicit": "cyan"}
         for r in res["support"]:
@@ -89,32 +105,30 @@ def render_text(res: dict) -> None:
                 said = f"lists {opp['impl']}" if opp["impl"] else "does not list it"
                 note = (note + "; " if note else "") + f"op-plugin master ({opp['torch_line']}) {said}"
             impl = _impl_text(r["npu_impl"])
-            t.add_row(r["overload"], r["torch_npu"], Text(r["short"], style=styles.get(r["class"], "")), impl, note)
-        con.print(t)
+            rows.append((Text(r["overload"]), Text(r["torch_npu"]), Text(r["short"], style=styles.get(r["class"], "")),
+                         Text(impl), Text(note)))
+        print_table(con, ("aten overload", "torch_npu", "class", "implementation", "note"), rows, title="NPU dispatch per release")
         from ascendify.kb.ops import CLASS_LABELS, SHORT_LABELS
         for cls in dict.fromkeys(r["class"] for r in res["support"]):
             if SHORT_LABELS.get(cls, cls) != CLASS_LABELS.get(cls, cls):
                 con.print(Text(f"  {SHORT_LABELS.get(cls, cls)}: {CLASS_LABELS.get(cls, cls)}", style="dim"))
     if res["custom_ops"]:
-        t = Table(title="torch_npu custom op registrations", title_justify="left")
-        for c in ("op", "torch_npu", "implementation", "exposed"):
-            t.add_column(c)
-        for r in res["custom_ops"]:
-            t.add_row(r["op"], r["torch_npu"], _impl_text(r["impl"]), "yes" if r["exposed"] else "")
-        con.print(t)
+        print_table(con, ("op", "torch_npu", "implementation", "exposed"),
+                    [(Text(r["op"]), Text(r["torch_npu"]), Text(_impl_text(r["impl"])), Text("yes" if r["exposed"] else ""))
+                     for r in res["custom_ops"]], title="torch_npu custom op registrations")
     if res["api_notes"]:
-        t = Table(title="Native API support list (torch_npu docs; advisory)", title_justify="left")
-        for c in ("API", "list", "supported", "verified dtypes", "may fall back", "hardware", "note"):
-            t.add_column(c, overflow="fold")
+        rows = []
         for n in res["api_notes"]:
             if not n["listed"]:
-                t.add_row(n["api"], n["doc"], "not listed", "", "", "", n["text"])
+                rows.append((Text(n["api"]), Text(n["doc"]), Text("not listed"), Text(""), Text(""), Text(""),
+                             Text(summarise(n["text"], verbose))))
                 continue
             hw = " ".join(f"{k}{'✔' if v else '✘'}" for k, v in n["hardware"].items())
-            t.add_row(n["api"], n["doc"], "yes" if n["supported"] else Text("no", style="red"),
-                      ", ".join(n["dtypes"]), Text("yes", style="red") if n["may_fallback_cpu"] else "",
-                      hw, n.get("note_en") or n["note"])
-        con.print(t)
+            rows.append((Text(n["api"]), Text(n["doc"]), Text("yes") if n["supported"] else Text("no", style="red"),
+                         Text(", ".join(n["dtypes"])), Text("yes", style="red") if n["may_fallback_cpu"] else Text(""),
+                         Text(hw), Text(summarise(n.get("note_en") or n["note"], verbose))))
+        print_table(con, ("API", "list", "supported", "verified dtypes", "may fall back", "hardware", "note"), rows,
+                    title="Native API support list (torch_npu docs; advisory)")
         for msg in {n["nearest_note"] for n in res["api_notes"] if n.get("nearest_note")}:
             con.print(Text("note: " + msg, style="yellow"))
     if res["risks"]:
@@ -141,10 +155,3 @@ def _impl_text(impl: str) -> str:
     parts = impl.replace("via_out:", "").split("+")
     txt = " + ".join(IMPL_LABELS.get(p, p) for p in parts)
     return ("via .out: " + txt) if via else txt
-
-
-def _width() -> int:
-    try:
-        return os.get_terminal_size(sys.stdout.fileno()).columns
-    except (OSError, ValueError):
-        return 120

@@ -49,11 +49,11 @@ def _rel(line: Optional[str]) -> str:
 
 
 def render_text(result: dict, all_ops: bool = False) -> None:
-    from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
-    con = Console(highlight=False, width=160)
+    from ascendify.termtable import print_table, report_console
+
+    con = report_console()
     cl = result["classification"]
     con.print(Text(f"ascendify probe {result['target']} — torch_npu {cl['torch_npu']} (torch {cl['torch']})"
                    + (f", chip {cl['chip']}" if cl.get("chip") else "") + f", {result['mode']}", style="bold"))
@@ -71,27 +71,21 @@ def render_text(result: dict, all_ops: bool = False) -> None:
                                                                                        "composite_explicit", "composite_implicit",
                                                                                        "npu_composite")]
     if rows:
-        t = Table(title="aten ops" + ("" if all_ops else " without their own NPU kernel (--all-ops for every op)"),
-                  title_justify="left")
-        for c in ("aten op", "calls", "class", "impl", "dtypes", "first user line", "API"):
-            t.add_column(c, overflow="fold")
-        for r in rows:
-            t.add_row(r["op"], str(r["count"]), r["short"], r["npu_impl"], ",".join(r["dtypes"]),
-                      _rel(r["lines"][0]) if r["lines"] else "", ", ".join(r["apis"][:1]))
-        con.print(t)
+        print_table(con, ("aten op", "calls", "class", "impl", "dtypes", "first user line", "API"),
+                    [(r["op"], str(r["count"]), r["short"], r["npu_impl"], ",".join(r["dtypes"]),
+                      _rel(r["lines"][0]) if r["lines"] else "", ", ".join(r["apis"][:1])) for r in rows],
+                    title="aten ops" + ("" if all_ops else " without their own NPU kernel (--all-ops for every op)"),
+                    markup=False)
     f = cl["findings"]
     if f:
-        t = Table(title="Findings", title_justify="left")
-        for c in ("severity", "kind", "op / API", "user line(s)", "message"):
-            t.add_column(c, overflow="fold")
         sty = {"error": "red", "warning": "yellow", "info": "cyan"}
-        for x in f:
-            t.add_row(Text(x["severity"], style=sty[x["severity"]]), x["kind"],
-                      x["apis"][0] if x["kind"].startswith(("doc_", "deprecated", "hardware", "npu_override")) and x["apis"]
-                      else x["op"],
-                      "\n".join(_rel(l) for l in x["lines"]) or ("(backward)" if "backward" in x.get("phases", []) else ""),
-                      x["message"])
-        con.print(t)
+        print_table(con, ("op / API", "severity", "kind", "user line(s)", "message"),
+                    [(Text(x["apis"][0] if x["kind"].startswith(("doc_", "deprecated", "hardware", "npu_override")) and x["apis"]
+                           else x["op"]),
+                      Text(x["severity"], style=sty[x["severity"]]), Text(x["kind"]),
+                      Text(", ".join(_rel(l) for l in x["lines"]) or ("(backward)" if "backward" in x.get("phases", []) else "")),
+                      Text(x["message"])) for x in f],
+                    title="Findings")
         recipes = {}
         for x in f:
             if x.get("recipe"):

@@ -1,0 +1,76 @@
+"""Tables that fit the terminal: a rich table when it fits the width, else one block per row.
+
+:func:`report_console` is the console every text report prints to: the terminal's width on a
+TTY, ``$COLUMNS`` when set, else ``DEFAULT_WIDTH`` (a file or pipe).  :func:`print_table` prints
+``rows`` under ``headers`` as a table when its natural width fits that console, and otherwise as
+a list layout — the first cell on its own line, then ``header value`` pairs wrapped to the width —
+so no number, verdict or name is ever cut or folded inside a narrow column (issue 22).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional, Sequence
+
+DEFAULT_WIDTH = 160
+"""Width off a terminal without ``$COLUMNS`` (reports written to files stay one line per row)."""
+
+
+def report_width() -> int:
+    """The width text reports lay out for (see the module docstring)."""
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) >= 20:
+        return int(cols)
+    if sys.stdout.isatty():
+        try:
+            return max(20, os.get_terminal_size(sys.stdout.fileno()).columns)
+        except OSError:
+            pass
+    return DEFAULT_WIDTH
+
+
+def report_console(stderr: bool = False, **kwargs: Any):
+    """A rich Console of :func:`report_width` (highlighting off)."""
+    from rich.console import Console
+
+    kwargs.setdefault("highlight", False)
+    return Console(width=report_width(), stderr=stderr, **kwargs)
+
+
+def print_table(con, headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title: Optional[str] = None,
+                justify: Optional[dict] = None, markup: bool = True) -> str:
+    """Print ``rows`` (cells: str or rich renderable text; rich markup allowed when ``markup``) as a
+    table if it fits ``con.width``, else as a list; returns ``"table"`` or ``"list"``."""
+    from rich.table import Table
+    from rich.text import Text
+
+    def text(cell: Any) -> Text:
+        if isinstance(cell, Text):
+            return cell
+        return Text.from_markup(str(cell)) if markup else Text(str(cell))
+
+    t = Table(title=title, title_justify="left")
+    for h in headers:
+        t.add_column(h, justify=(justify or {}).get(h, "left"), no_wrap=True)
+    for r in rows:
+        t.add_row(*[text(c) for c in r])
+    natural = con.measure(t, options=con.options.update_width(100_000)).maximum  # unclamped by the console
+    if natural <= con.width:
+        con.print(t)
+        return "table"
+    all_cells = [[text(c) for c in r] for r in rows]
+    # a column with one value in every row is said once, under the title
+    same = {i for i in range(1, len(headers))
+            if len(all_cells) > 1 and len({r[i].plain for r in all_cells if i < len(r)}) == 1}
+    shared = "; ".join(f"{headers[i]} {all_cells[0][i].plain}" for i in sorted(same) if all_cells[0][i].plain)
+    if title or shared:
+        con.print(Text((title or "") + (f" ({shared} in every row)" if shared else ""), style="italic"))
+    import textwrap
+
+    for cells in all_cells:
+        parts = [f"{h} {c.plain}" for i, (h, c) in enumerate(zip(headers[1:], cells[1:]), 1) if c.plain and i not in same]
+        line = (cells[0].plain if cells else "") + (" — " + " · ".join(parts) if parts else "")
+        for ln in textwrap.wrap(line, max(20, con.width), subsequent_indent="    ", break_on_hyphens=False) or [""]:
+            con.print(Text(ln), overflow="fold")
+    return "list"

@@ -1,0 +1,79 @@
+"""Text reports fit the terminal (issue 22): at 80 columns compare, probe and ops print no line
+wider than the terminal, no number or verdict cut or folded inside a narrow column, and ops
+summarises long documentation text (--verbose prints all of it)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.cli_util import run_cli
+
+WIDTH = 80
+
+
+@pytest.fixture
+def narrow(monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+
+
+def _fits(text: str) -> list[str]:
+    lines = text.splitlines()
+    wide = [ln for ln in lines if len(ln) > WIDTH]
+    assert not wide, wide[:3]
+    return lines
+
+
+def test_compare_at_80_columns_keeps_numbers_and_verdict(narrow, tmp_path):
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(0)
+    arrs = {f"sample_{i}/logits_output_with_a_long_name": rng.standard_normal((2, 10)).astype(np.float32) for i in range(3)}
+    np.savez(tmp_path / "base.npz", **arrs)
+    cand = {k: v + np.float32(1e-7) * (i + 1) for i, (k, v) in enumerate(arrs.items())}
+    np.savez(tmp_path / "cand.npz", **cand)
+    r = run_cli("compare", str(tmp_path / "base.npz"), str(tmp_path / "cand.npz"), "--per-sample")
+    assert r.code == 0, r.err
+    lines = _fits(r.out)
+    text = "\n".join(lines)
+    assert "…" not in text and "PASS" in text
+    assert "logits_output_with_a_long_name" in text  # the name whole, on one line
+    assert re.search(r"cosine\s+1\b|cosine 1\b|\b1\b", text)
+
+
+SDPA = '''import torch
+import torch.nn.functional as F
+
+
+class M(torch.nn.Module):
+    def forward(self, q):
+        return F.scaled_dot_product_attention(q, q, q)
+
+
+def factory():
+    return M()
+'''
+
+
+def test_probe_at_80_columns_one_line_per_op(narrow, tmp_path, monkeypatch):
+    import sys
+
+    pytest.importorskip("torch")
+    (tmp_path / "sdpa_w.py").write_text(SDPA)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("sdpa_w", None)
+    r = run_cli("probe", "sdpa_w:factory", "--input", "q:1,2,8,16:float32", "--all-ops", cwd=str(tmp_path))
+    lines = _fits(r.out)
+    assert any(ln.strip().startswith("_scaled_dot_product_flash_attention_for_cpu") for ln in lines), r.out
+    assert not any("│" in ln and ln.count("│") > 1 and ln.split("│")[1].strip() == "" for ln in lines), "a row wrapped"
+
+
+def test_ops_at_80_columns_is_short_and_verbose_shows_all(narrow):
+    r = run_cli("ops", "F.scaled_dot_product_attention")
+    lines = _fits(r.out)
+    assert len(lines) < 80, len(lines)
+    assert "--verbose" in r.out
+    full = run_cli("ops", "F.scaled_dot_product_attention", "--verbose")
+    _fits(full.out)
+    assert len(full.out) > len(r.out) + 500
+    assert "use_compatible_impl" in full.out and "use_compatible_impl" not in r.out
