@@ -97,8 +97,8 @@ def test_sarif_validates_against_schema(proj):
 def test_csv_change_list(proj):
     r = run_cli("scan", "train.py", "--select", "DEV001", "--format", "csv", cwd=str(proj))
     rows = list(csv.reader(io.StringIO(r.out)))
-    assert rows[0] == ["file", "start_line", "end_line", "code", "operation", "message"]
-    assert rows[1][:5] == ["train.py", "3", "3", "DEV001", "replace .cuda() with .npu()"]
+    assert rows[0] == ["file", "cell", "start_line", "end_line", "code", "severity", "operation", "message"]
+    assert rows[1][:7] == ["train.py", "", "3", "3", "DEV001", "error", "replace .cuda() with .npu()"]
 
 
 def test_output_file(proj, tmp_path):

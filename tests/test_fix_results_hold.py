@@ -204,3 +204,32 @@ def test_agnostic_prelude_in_a_notebook_lands_in_the_first_cell_importing_torch(
     ns: dict = {}
     for c in sources[1:]:  # the cells run in order without a NameError (wandb's cell aside)
         exec(compile(c, "cell", "exec"), ns)
+
+
+def test_notebook_findings_use_cell_and_line_everywhere(tmp_path):
+    import csv
+    import io
+    import json
+
+    from tests.cli_util import run_cli
+
+    cells = ["import torch\n", "def f(x):\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n        return torch.nn.DataParallel(x)\n"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": c.splitlines(True)} for c in cells]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    raw_lines = (tmp_path / "nb.ipynb").read_text().split("\n")
+    found = json.loads(run_cli("scan", ".", "--no-cache", "--format", "json", "--fail-on", "never", cwd=str(tmp_path)).out)["findings"]
+    sync = next(f for f in found if f["code"] == "DEV008")
+    assert (sync["cell"], sync["cell_line"]) == (2, 3)
+    assert "under the CUDA-only test at cell 2, line 2" in sync["message"]
+    guard = next(f for f in found if f["code"] == "DEV007")
+    assert "(DST005 at cell 2, line 4)" in guard["message"]
+    rows = list(csv.DictReader(io.StringIO(run_cli("scan", ".", "--no-cache", "--format", "csv", "--fail-on", "never", cwd=str(tmp_path)).out)))
+    row = next(r for r in rows if r["code"] == "DEV008")
+    assert (row["cell"], row["start_line"], row["severity"]) == ("2", "3", "info")
+    sarif = json.loads(run_cli("scan", ".", "--no-cache", "--format", "sarif", "--fail-on", "never", cwd=str(tmp_path)).out)
+    res = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "DEV008")
+    at = res["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert "torch.cuda.synchronize()" in raw_lines[at - 1]  # the annotation lands on that code in the .ipynb
+    assert (res["properties"]["cell"], res["properties"]["cellLine"]) == (2, 3)

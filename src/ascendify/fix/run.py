@@ -533,9 +533,9 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     run.fixed_ids = fixed_by_run(result.findings, run)
     counts = fix_counts(result.findings, settings.unsafe_fixes, run.fixed_ids)
     left_unsafe = sum(1 for f in run.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes)
-    counts.update(open=len(run.remaining), unsafe=left_unsafe, manual=len(run.remaining) - left_unsafe,
-                  findings=counts["fixed"] + len(run.remaining))
-    counts["fixed_share"] = round(counts["fixed"] / counts["findings"], 3) if counts["findings"] else 0.0
+    # findings and fixed: the scan the run started from; open: what a scan of the final state finds (a fix
+    # can also settle findings it did not touch, a call site's DEV026, or leave ones it could not place)
+    counts.update(open=len(run.remaining), unsafe=left_unsafe, manual=len(run.remaining) - left_unsafe)
     run.counts = counts
     run.counts["text"] = fixed_sentence(run.counts)
     run.diff = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diffs)

@@ -107,7 +107,11 @@ def render_sarif(findings: list[Finding], properties: Optional[dict] = None) -> 
         )
     results = []
     for f in findings:
-        region = {"startLine": f.line, "startColumn": f.col + 1, "endLine": f.end_line, "endColumn": f.end_col + 1}
+        if f.cell is not None:  # a notebook: the line of that source line inside the .ipynb JSON (cell and line below)
+            at = f.json_line or 1
+            region = {"startLine": at, "endLine": at}
+        else:
+            region = {"startLine": f.line, "startColumn": f.col + 1, "endLine": f.end_line, "endColumn": f.end_col + 1}
         res: dict[str, Any] = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
@@ -119,6 +123,7 @@ def render_sarif(findings: list[Finding], properties: Optional[dict] = None) -> 
         if f.cell is not None:
             res["properties"]["cell"] = f.cell
             res["properties"]["cellLine"] = f.cell_line
+            res["properties"]["cellColumn"] = f.col + 1
         if f.related:  # cross-file findings: the helper's findings, the constant's definition
             res["relatedLocations"] = [
                 {"id": i, "physicalLocation": {"artifactLocation": {"uri": uri_path(r["path"]), "uriBaseId": "%SRCROOT%"},
@@ -145,18 +150,21 @@ def render_sarif(findings: list[Finding], properties: Optional[dict] = None) -> 
     return json_text(log) + "\n"
 
 
-CSV_HEADER = ("file", "start_line", "end_line", "code", "operation", "message")
+CSV_HEADER = ("file", "cell", "start_line", "end_line", "code", "severity", "operation", "message")
 
 
 def render_csv(findings: list[Finding]) -> str:
-    """The change list: one row per finding; ``operation`` is the fix's, or ``manual``.
+    """The change list: one row per finding; ``operation`` is the fix's, or ``manual``.  In a notebook
+    ``cell`` is the code-cell number and the lines are lines of that cell (empty ``cell`` for .py files).
     Bytes of a path that are not UTF-8 are written as ``\\xNN``."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_HEADER)
     for f in findings:
         op = f.fix.operation if f.fix is not None else "manual"
-        w.writerow((text_safe(f.path), f.line, f.end_line, f.code, op, text_safe(f.message)))
+        start = f.cell_line if f.cell is not None and f.cell_line is not None else f.line
+        w.writerow((text_safe(f.path), f.cell if f.cell is not None else "", start, start + f.end_line - f.line, f.code,
+                    f.severity, op, text_safe(f.message)))
     return buf.getvalue()
 
 

@@ -103,6 +103,8 @@ def build_report(
         d["where"] = f"{f.path}:cell {f.cell}:{f.cell_line}" if f.cell else f"{f.path}:{f.line}"
         findings.append(d)
     summary = summarize(result.findings, result.files, result.lines, settings.unsafe_fixes, fixed_ids)
+    if fixrun is not None and fixrun.counts:  # what needs a person: the final state of the migrated copy
+        summary.update({k: fixrun.counts[k] for k in ("open", "unsafe", "manual") if k in fixrun.counts})
     for i, fdoc in enumerate(summary["files"]):
         fdoc["page"] = f"files/{i}.html"
     plan = []

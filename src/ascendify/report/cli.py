@@ -167,7 +167,7 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
             doc["verify"] = verified
         emit_json(envelope("migrate", doc), output_file)
     else:
-        emit(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {s['findings'] - s['fixed']} need a person\n"
+        emit(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {s['open']} need a person\n"
              f"{target_line(settings)}\n"
              + (f"verified by running: {verified['summary']}\n" if verified is not None else "")
              + f"migrated copy: {migrated}\n"

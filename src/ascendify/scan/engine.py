@@ -74,6 +74,15 @@ class RuleContext(FileContext):
             end_col = node.col_offset
         return (node.lineno, self.char_col(node.lineno, node.col_offset)), (end_line, self.char_col(end_line, end_col))
 
+    def line_ref(self, line: int) -> str:
+        """How a message names a line of this file: ``line 14``, or in a notebook ``cell 2, line 3``
+        (one coordinate system in every message and format)."""
+        if self.src.is_notebook:
+            cell, cell_line = self.src.cell_of(line)
+            if cell is not None:
+                return f"cell {cell}, line {cell_line}"
+        return f"line {line}"
+
     # ------------------------------------------------------------ edits
     def replace(self, node: ast.AST, text: str) -> Edit:
         """Edit replacing expression ``node`` with the code ``text`` (its string literals re-quoted
@@ -520,6 +529,7 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
             continue
         if src.is_notebook:
             f.cell, f.cell_line = src.cell_of(f.line)
+            f.json_line = src.json_line(f.line)
         out.append(f)
     out.sort(key=Finding.sort_key)
     return out

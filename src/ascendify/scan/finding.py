@@ -72,6 +72,7 @@ class Finding:
     cell: Optional[int] = None  # notebooks: 1-based code-cell number
     cell_line: Optional[int] = None  # notebooks: line inside that cell
     related: Optional[list] = None  # other places that explain it: [{"path", "line", "col", "message"}] (cross-file findings)
+    json_line: Optional[int] = None  # notebooks: the line of that source line inside the .ipynb JSON (SARIF regions)
 
     @property
     def fixable(self) -> bool:
@@ -82,6 +83,8 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        if d.get("json_line") is None:
+            d.pop("json_line", None)
         d["fixable"] = self.fixable
         if self.fix is not None:
             d["fix"] = {

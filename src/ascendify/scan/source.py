@@ -115,6 +115,28 @@ class SourceFile:
                 break
         return found if found else (None, None)
 
+    def json_line(self, line: int) -> Optional[int]:
+        """Virtual line → the line of that source line in the notebook's JSON text (1-based): the
+        element of the cell's ``"source"`` list as Jupyter writes it (one string per line), else the
+        line of the ``"source"`` key; None for a .py file or a layout not recognised."""
+        if not self.cell_starts:
+            return None
+        index = cell_line = None
+        for first, _no, idx in self._text_starts():
+            if first <= line:
+                index, cell_line = idx, line - first + 1
+            else:
+                break
+        if index is None:
+            return None
+        table = self.__dict__.get("_json_sources")
+        if table is None:
+            table = self.__dict__["_json_sources"] = _json_source_lines(self.raw)
+        if index >= len(table) or table[index] is None:
+            return None
+        key_line, listed = table[index]
+        return key_line + cell_line if listed else key_line
+
     def line_of(self, index: int, cell_line: int) -> int:
         """(nb cell index, 1-based line in the cell) → virtual line."""
         for first, _, idx in self._text_starts():
@@ -334,6 +356,29 @@ def _parse_cell(lines: list[str], stubs: dict) -> Optional[CellProblem]:
             return CellProblem(-1, 0, exc.lineno or 1, max((exc.offset or 1) - 1, 0), f"syntax error: {exc.msg}", bad_line=exc.text or "")
         except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
             return CellProblem(-1, 0, 1, 0, f"cannot parse: {exc}")
+
+
+def _json_source_lines(raw: bytes) -> list:
+    """For each cell of a notebook's JSON (in order): (line of its ``"source"`` key, whether the list
+    of lines starts on the next line), or None where the layout is not the one Jupyter writes."""
+    try:
+        lines = raw.decode("utf-8-sig").split("\n")
+    except UnicodeDecodeError:
+        return []
+    out: list = []
+    open_cell = False
+    for n, ln in enumerate(lines, 1):
+        t = ln.strip()
+        if t.startswith('"cell_type":'):
+            if open_cell:
+                out.append(None)
+            open_cell = True
+        elif open_cell and t.startswith('"source":'):
+            out.append((n, t.rstrip(",").endswith("[")))
+            open_cell = False
+    if open_cell:
+        out.append(None)
+    return out
 
 
 def read_notebook(path: str) -> Union[SourceFile, SourceProblem]:

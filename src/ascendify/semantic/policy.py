@@ -195,15 +195,15 @@ def apply_policy(findings: list, ctx) -> list:
             for f in members:
                 f.fix = Fix(tuple(edits), safe, f.fix.operation)
             for f in body:
-                _dead(f, line, " (fixed together with that test)" if f.fix is not None else "")
+                _dead(f, ctx.line_ref(line), " (fixed together with that test)" if f.fix is not None else "")
         else:
             for f in body:
                 f.fix = None
-                _dead(f, line, " — fix that test, or add an NPU branch" if guard else "")
+                _dead(f, ctx.line_ref(line), " — fix that test, or add an NPU branch" if guard else "")
             if bad is not None:
                 for g in fixable_guard:
                     g.fix = None
-                    g.message += f" — left as written: its branch still has CUDA code with no automatic fix ({bad.code} at line {bad.line})"
+                    g.message += f" — left as written: its branch still has CUDA code with no automatic fix ({bad.code} at {ctx.line_ref(bad.line)})"
     return out
 
 
@@ -285,12 +285,12 @@ def _guarded_intent(node: ast.AST, model) -> str:
     return ""
 
 
-def _dead(f: Finding, line: int, tail: str) -> None:
+def _dead(f: Finding, line: str, tail: str) -> None:
     if f.code.startswith("EXT"):
         return  # EXT findings say themselves what a guard around them means
     if f.severity != "info":
         f.severity = "info"
-    f.message += f" — dead code on an Ascend host: under the CUDA-only test at line {line}{tail}"
+    f.message += f" — dead code on an Ascend host: under the CUDA-only test at {line}{tail}"
 
 
 _NPU_DETECTORS = ("is_torch_npu_available", "is_npu_available", "npu_is_available")

@@ -104,7 +104,7 @@ def nccl_backend(node: ast.Call, ctx) -> None:
             if isinstance(lit, ast.Constant) and _is_nccl_str(lit.value) and not _nccl_or_fallback(choice, ctx):
                 _report_literal(lit, ctx, name, node)
         return
-    where = "" if src is val else f" (flows into `{name}` at line {node.lineno})"
+    where = "" if src is val else f" (flows into `{name}` at {ctx.line_ref(node.lineno)})"
     argdef = ctx.arg_default_for(val)
     what = f"argparse default of `--{argdef.dest.replace('_', '-')}`" if argdef is not None else "backend"
     mixed = not is_enum and src.value.strip().lower() != "nccl"
@@ -151,7 +151,7 @@ def _report_literal(lit: ast.Constant, ctx, name: str, call: ast.Call) -> None:
             if ab is not None:
                 pre, text = ab
                 f_ = fix(ctx.replace(lit, text), pre, safe=not mixed, operation="use the default backend of the current accelerator")
-    ctx.report(lit, f_, what="backend", value=repr(lit.value), where=f" (flows into `{name}` at line {call.lineno})")
+    ctx.report(lit, f_, what="backend", value=repr(lit.value), where=f" (flows into `{name}` at {ctx.line_ref(call.lineno)})")
 
 
 @file_check("DST001")
@@ -348,8 +348,8 @@ def init_unguarded_report(ctx) -> None:
         if ctx.in_loop(node):
             ctx.report(node, None, severity="warning", why="it is inside a loop")
         elif others:
-            lines = ", ".join(map(str, others[:3])) + (", …" if len(others) > 3 else "")
-            ctx.report(node, None, why=f"the file calls it again (line {lines}); make sure only one call runs")
+            lines = ", ".join(ctx.line_ref(n) for n in others[:3]) + (", …" if len(others) > 3 else "")
+            ctx.report(node, None, why=f"the file calls it again ({lines}); make sure only one call runs")
         elif not _entry_script(ctx):  # a script's one call runs once per process: only a library's may run twice
             ctx.report(node, None, why="a second call (from a library, a notebook re-run or a retry) fails")
 

@@ -112,7 +112,7 @@ def loader_num_workers(node: ast.Call, ctx) -> None:
         return
     target = ctx.resolve(nw)
     if isinstance(target, ast.Constant) and target.value == 0 and target.value is not False:
-        where = "" if target is nw else f" (default at line {target.lineno})"
+        where = "" if target is nw else f" (default at {ctx.line_ref(target.lineno)})"
         ctx.report(nw, None, detail=f"`num_workers=0`{where}")
 
 
