@@ -193,6 +193,13 @@ def _run_exit() -> None:
         except Exception:  # noqa: BLE001 - never mask the program's own exit
             pass
     emit("end", exit_code=_exit_code[-1] if _exit_code else 0)
+    fh = _state.get("fh")
+    if fh is not None:
+        try:
+            fh.close()
+        except OSError:
+            pass
+        _state["fh"] = None
 
 
 def install_hooks() -> None:

@@ -21,8 +21,7 @@ _as_cpu = None
 _adopt = None
 _mem = None
 _reset_peak = None
-_POL: Dict[Any, Any] = {}
-_INFO: Dict[Any, tuple] = {}   # func -> (has_generator, mutates, device_rng)
+_PLANS: Dict[Any, "Plan"] = {}
 _CPU = torch.device("cpu")
 _CPU_OK: frozenset = frozenset()
 _LOCAL_SCALAR = None
@@ -30,16 +29,30 @@ _BAD = common.BAD_DTYPES
 RUN_FALLBACK = policy.FALLBACK
 
 
-def _info(func) -> tuple:
-    inf = _INFO.get(func)
-    if inf is None:
+class Plan:
+    """What run() needs to know about one op, worked out once."""
+
+    __slots__ = ("func", "call", "pol", "has_gen", "mutates", "dev_rng", "cpu_ok", "sync", "fallback")
+
+    def __init__(self, func):
         args = func._schema.arguments
-        has_gen = any(a.name == "generator" for a in args)
+        self.func = func
+        self.call = func._op          # the C++ callable: one Python frame less than OpOverload.__call__
+        self.pol = policy.policy(func)
+        self.has_gen = any(a.name == "generator" for a in args)
         # only out= arguments (keyword-only, written) can be resized by the CPU kernel
-        mutates = any(a.alias_info is not None and a.alias_info.is_write and a.kwarg_only for a in args)
-        dev_rng = not has_gen and func._schema.name.split("::")[-1] in common.NO_GENERATOR_RANDOM
-        inf = _INFO[func] = (has_gen, mutates, dev_rng)
-    return inf
+        self.mutates = any(a.alias_info is not None and a.alias_info.is_write and a.kwarg_only for a in args)
+        self.dev_rng = not self.has_gen and func._schema.name.split("::")[-1] in common.NO_GENERATOR_RANDOM
+        self.cpu_ok = func in _CPU_OK
+        self.sync = func is _LOCAL_SCALAR
+        self.fallback = self.pol.action == RUN_FALLBACK
+
+
+def plan(func) -> Plan:
+    p = _PLANS.get(func)
+    if p is None:
+        p = _PLANS[func] = Plan(func)
+    return p
 
 
 def _same_device_error(a: str, b: str, func) -> RuntimeError:
@@ -47,10 +60,10 @@ def _same_device_error(a: str, b: str, func) -> RuntimeError:
                         f"{b}! (when checking argument for argument in method wrapper_NPU__{func._schema.name.split('::')[-1]})")
 
 
-def run(func, args, kwargs):
-    pol = _POL.get(func)
-    if pol is None:
-        pol = _POL[func] = policy.policy(func)
+def run(func, args, kwargs, pl=None):
+    if pl is None:
+        pl = _PLANS.get(func) or plan(func)
+    pol = pl.pol
     pol.n += 1
     idx = -1
     cpu_arg = False
@@ -119,23 +132,23 @@ def run(func, args, kwargs):
         kw = {}
     if idx == -1:
         idx = D.index_of(dev) if dev is not None and torch.device(dev).type == "npu" else D.S.backend.current_device()
-    elif cpu_arg and func not in _CPU_OK:
+    elif cpu_arg and not pl.cpu_ok:
         raise _same_device_error(f"npu:{idx}", "cpu", func)
-    if pol.action == RUN_FALLBACK:
+    if pl.fallback:
         policy.on_fallback(pol, bad)
     elif bad is not None and pol.check_dtype:
         policy.on_dtype(pol, bad)
-    if func is _LOCAL_SCALAR:
+    if pl.sync:
         common.host_sync()
-    has_gen, mutates, dev_rng = _INFO.get(func) or _info(func)
-    if has_gen and kw.get("generator") is None:
+    if pl.has_gen and kw.get("generator") is None:
         kw["generator"] = D.S.gens[idx]
+    mutates = pl.mutates
     if mutates:
         before = [(c, a, c.data_ptr(), c.shape) for c, a in pairs]
-    if dev_rng:
+    if pl.dev_rng:
         out = common.with_device_rng(func, idx, lambda: func(*uargs, **kw))
     else:
-        out = func(*uargs, **kw)
+        out = pl.call(*uargs, **kw)
     if mutates:
         for c, a, ptr, shp in before:
             if c.data_ptr() != ptr or c.shape != shp:  # an out= argument resized by the CPU kernel
@@ -167,8 +180,12 @@ def _fallback(op, *args, **kwargs):
 
 
 def _direct(op):
+    pl: list = []
+
     def kernel(*args, **kwargs):
-        return run(op, args, kwargs)
+        if not pl:
+            pl.append(plan(op))
+        return run(op, args, kwargs, pl[0])
     return kernel
 
 
@@ -178,7 +195,10 @@ _SKIP_DIRECT = frozenset({"copy_", "_to_copy", "empty", "empty_strided", "as_str
                           "view_as_complex", "_unsafe_view", "lift", "lift_fresh", "alias", "detach",
                           "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "_conj", "_neg_view",
                           "_make_dual", "_fw_primal", "values", "indices", "_values", "_indices",
-                          "_has_compatible_shallow_copy_type", "record_stream"})
+                          "_has_compatible_shallow_copy_type", "record_stream",
+                          # in-place metadata changes: torch's composite changes the npu tensor itself
+                          "unsqueeze_", "squeeze_", "t_", "transpose_", "as_strided_", "swapdims_", "swapaxes_",
+                          "resize_as_", "detach_", "requires_grad_", "_coalesced_", "fill_diagonal_"})
 
 
 class ShimBackend(D.Backend):
@@ -226,7 +246,8 @@ def install(release, count: int, capacity: int) -> int:
             if key.split(".")[0] in _SKIP_DIRECT:
                 continue
             op = common.overload(key)
-            if op is None or any(r.alias_info is not None for r in op._schema.returns):
+            # views keep torch's composite (they must share the Storage); in-place ops return self (a!)
+            if op is None or any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns):
                 continue
             try:
                 lib.impl(key, _direct(op), "PrivateUse1")
