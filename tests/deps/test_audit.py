@@ -228,3 +228,9 @@ def test_local_version_of_the_torch_pin_is_not_copied(tmp_path):
 
     fs = findings(tmp_path, {"requirements.txt": "torch==2.1.0+cpu\n"})
     assert apply_edits("torch==2.1.0+cpu\n", list(fs[0].fix.edits)) == "torch==2.1.0+cpu\ntorch-npu==2.1.0.post17\n"
+
+
+def test_setup_py_reading_an_audited_requirements_file_is_not_noted(tmp_path):
+    fs = findings(tmp_path, {"requirements.txt": "flash-attn\n",
+                             "setup.py": "from setuptools import setup\ndef req(p):\n    return open(p).read().split()\nsetup(install_requires=req('requirements.txt'))\n"})
+    assert codes(fs) == [("requirements.txt", 1, "DEP001")]

@@ -527,12 +527,16 @@ def read_setup_py(path: str, display: str) -> DepFile:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assigns[node.targets[0].id] = node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            for elt in node.targets[0].elts:  # `reqs, extra = read("requirements.txt")`: each name came from that value
+                if isinstance(elt, ast.Name):
+                    assigns.setdefault(elt.id, node.value)
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and _call_name(node.func) in ("setup", "setuptools.setup")):
             continue
         for kw in node.keywords:
             if kw.arg == "install_requires":
-                df.requirements += _literal_list(kw.value, assigns, lines, display, df, "install_requires", "")
+                df.requirements += _literal_list(kw.value, assigns, lines, display, df, "install_requires", "", os.path.dirname(path))
             elif kw.arg == "extras_require":
                 val = kw.value
                 if isinstance(val, ast.Name) and isinstance(assigns.get(val.id), ast.Dict):
@@ -540,7 +544,7 @@ def read_setup_py(path: str, display: str) -> DepFile:
                 if isinstance(val, ast.Dict):
                     for k, v in zip(val.keys, val.values):
                         group = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else "?"
-                        df.requirements += _literal_list(v, assigns, lines, display, df, f"extras_require[{group!r}]", group)
+                        df.requirements += _literal_list(v, assigns, lines, display, df, f"extras_require[{group!r}]", group, os.path.dirname(path))
                 else:
                     df.notes.append((val.lineno, val.col_offset, "extras_require is not a literal dict; its requirements were not audited"))
     return df
@@ -554,10 +558,15 @@ def _call_name(func: ast.AST) -> str:
     return ""
 
 
-def _literal_list(val: ast.AST, assigns, lines, display, df: DepFile, what: str, group: str) -> List[Requirement]:
+def _literal_list(val: ast.AST, assigns, lines, display, df: DepFile, what: str, group: str, folder: str = "") -> List[Requirement]:
     if isinstance(val, ast.Name) and isinstance(assigns.get(val.id), (ast.List, ast.Tuple)):
         val = assigns[val.id]
     if not isinstance(val, (ast.List, ast.Tuple)):
+        # read from a requirements file next to setup.py (`install_requires=read("requirements.txt")`): that file is audited itself
+        named = [n.value for n in ast.walk(assigns.get(val.id, val) if isinstance(val, ast.Name) else val)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.endswith((".txt", ".in"))]
+        if named and all(os.path.isfile(os.path.join(folder, n)) and is_dependency_file(os.path.join(folder, n)) for n in named):
+            return []
         expr = (ast.get_source_segment("\n".join(lines), val) or type(val).__name__).split("\n")[0][:60]
         df.notes.append((val.lineno, _char_col(lines, val.lineno, val.col_offset),
                          f"{what}={expr} is not a literal list: setup.py is not run, so these requirements were not audited here "
