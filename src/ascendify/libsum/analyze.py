@@ -1,0 +1,481 @@
+"""Library summaries: which public functions and classes of a Python library do CUDA work.
+
+The analysis reads a library's source (a dict module name -> text, as unpacked from
+its release) with :mod:`ast` only; nothing is imported or run.  For each function,
+method and class (its ``__init__``) it finds the CUDA work done in its own body:
+
+* calls of ``torch.cuda.*`` (not the queries ``is_available``, ``is_initialized``,
+  ``device_count``, ``is_bf16_supported``), ``.cuda()``;
+* device strings ``"cuda"``/``"cuda:N"`` passed as a device (``device="cuda"``,
+  ``torch.device("cuda")``, ``.to("cuda")``, ``GradScaler("cuda")``,
+  ``autocast("cuda")`` / ``device_type="cuda"``) or as a parameter default;
+* the ``"nccl"`` backend;
+* calls into CUDA-only packages (xformers, flash_attn, bitsandbytes, apex, amp_C, triton,
+  cupy), ``torch.utils.cpp_extension`` builds, and the package's own native roots
+  (``roots``, e.g. bitsandbytes' ``lib``);
+
+then follows the calls it makes inside the library (by name: module functions, classes,
+``self.method``, ``super().__init__``, bases' methods) to a bounded fixpoint.
+
+Two things keep the summary honest:
+
+* work under a CUDA test (``if torch.cuda.is_available():``, ``x.is_cuda``,
+  ``device.type == "cuda"``) is dead on an Ascend host and not counted;
+* a function that names the NPU (``is_torch_npu_available``, ``is_npu_available``,
+  ``torch.npu``, ``torch_npu``, a ``"npu"`` string, ``hasattr(torch, "npu")``, DeepSpeed's
+  ``get_accelerator()``) is *npu-aware*: it has an Ascend path, so its work is not
+  reported and does not flow to its callers.
+
+Work under ``if <parameter>:`` (or a local read from ``kwargs.pop("name")``) is
+conditional on that keyword: the call site is reported only when the caller passes it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+CUDA_QUERIES = frozenset({"is_available", "is_initialized", "device_count", "is_bf16_supported", "_is_compiled"})
+CUDA_ONLY_PACKAGES = ("xformers", "flash_attn", "flash_attn_2_cuda", "flash_attn_cuda", "bitsandbytes", "apex", "amp_C",
+                      "triton", "cupy", "pycuda", "fused_layer_norm_cuda", "xformers_C")
+NPU_NAMES = frozenset({"is_torch_npu_available", "is_npu_available", "torch_npu", "get_accelerator", "is_npu"})
+MAX_WORK = 4
+MAX_DEPTH = 8
+_CUDA_TEST_ATTRS = frozenset({"is_cuda"})
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _is_cuda_str(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+        node.value == "cuda" or node.value.startswith("cuda:"))
+
+
+class _Module:
+    def __init__(self, name: str, tree: ast.Module, is_pkg: bool, path: str):
+        self.name = name
+        self.tree = tree
+        self.path = path
+        self.is_pkg = is_pkg
+        self.imports: Dict[str, str] = {}  # local name -> qualified name
+        self.exports: Dict[str, str] = {}  # public name -> qualified (module-level imports)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.imports[a.asname] = a.name
+                    else:
+                        self.imports[a.name.split(".")[0]] = a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                base = self._absolute(node.module or "", node.level or 0)
+                for a in node.names:
+                    if a.name == "*":
+                        continue
+                    q = f"{base}.{a.name}" if base else a.name
+                    self.imports[a.asname or a.name] = q
+        for node in tree.body:
+            for st in _flat(node):
+                if isinstance(st, ast.ImportFrom):
+                    base = self._absolute(st.module or "", st.level or 0)
+                    for a in st.names:
+                        if a.name != "*":
+                            self.exports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+
+    def _absolute(self, module: str, level: int) -> str:
+        if not level:
+            return module
+        parts = self.name.split(".")
+        if not self.is_pkg:
+            parts = parts[:-1]
+        parts = parts[: len(parts) - (level - 1)] if level > 1 else parts
+        return ".".join(parts + ([module] if module else []))
+
+    def qual(self, node: ast.AST) -> Optional[str]:
+        d = _dotted(node)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        if head in self.imports:
+            q = self.imports[head]
+            return f"{q}.{rest}" if rest else q
+        return None
+
+
+def _flat(node: ast.AST):
+    """Module-level statements, looking into if/try blocks (conditional imports)."""
+    if isinstance(node, (ast.If, ast.Try)):
+        for part in (node.body, getattr(node, "orelse", []), getattr(node, "finalbody", []),
+                     *[h.body for h in getattr(node, "handlers", [])]):
+            for st in part:
+                yield from _flat(st)
+    else:
+        yield node
+
+
+class _Def:
+    __slots__ = ("qual", "kind", "node", "module", "cls", "own", "calls", "npu", "params", "bases")
+
+    def __init__(self, qual, kind, node, module, cls=None):
+        self.qual = qual
+        self.kind = kind
+        self.node = node
+        self.module = module
+        self.cls = cls
+        self.own: List[Tuple[str, int, Optional[str]]] = []  # (what, line, condition keyword or None)
+        self.calls: List[Tuple[str, Optional[str]]] = []  # (target qualname or "self.x"/"super.x", condition)
+        self.npu = False
+        self.params: set = set()
+        self.bases: List[str] = []
+
+
+def _cuda_test(test: ast.AST) -> bool:
+    """Is ``test`` a CUDA availability/placement test (false on an Ascend host)?"""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and (n.attr in _CUDA_TEST_ATTRS or (
+                n.attr == "is_available" and isinstance(n.value, ast.Attribute) and n.value.attr == "cuda")):
+            return True
+        if isinstance(n, ast.Compare) and any(_is_cuda_str(c) for c in [n.left, *n.comparators]):
+            return True
+    return False
+
+
+def _availability_test(test: ast.AST) -> bool:
+    """``if has_apex:`` / ``if is_xformers_available():`` / ``if HAS_TRITON``: the library's own
+    optional path, taken only where that package is installed (never a CUDA-only one on Ascend)."""
+    for n in ast.walk(test):
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+        if name and (name.lower().lstrip("_").startswith("has_") or "available" in name.lower()):
+            return True
+    return False
+
+
+_COMPAT_ERRORS = frozenset({"AttributeError", "TypeError", "ImportError", "ModuleNotFoundError"})
+
+
+def _npu_mark(node: ast.AST) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in NPU_NAMES:
+            return True
+        if isinstance(n, ast.Attribute) and (n.attr == "npu" or n.attr in NPU_NAMES):
+            return True
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and (n.value == "npu" or n.value.startswith("npu:")):
+            return True
+    return False
+
+
+class _Walker:
+    """Collects one function's own work and calls, with the condition each runs under."""
+
+    def __init__(self, d: _Def, mod: _Module, roots: Tuple[str, ...]):
+        self.d = d
+        self.mod = mod
+        self.roots = roots
+        self.cond_names: Dict[str, str] = {}  # local name -> keyword it was read from
+
+    def run(self) -> None:
+        fn = self.d.node
+        args = fn.args
+        allargs = args.posonlyargs + args.args + args.kwonlyargs
+        self.d.params = {a.arg for a in allargs}
+        positional = list(args.posonlyargs + args.args)
+        skip = 1 if positional and positional[0].arg in ("self", "cls") else 0
+        for a, default in zip(positional[::-1], list(args.defaults)[::-1]):
+            if _is_cuda_str(default):  # "!name@pos": work only when the caller leaves the parameter out
+                self.d.own.append((f'default {a.arg}="{default.value}"', default.lineno, f"!{a.arg}@{positional.index(a) - skip}"))
+        for a, default in zip(args.kwonlyargs, args.kw_defaults):
+            if default is not None and _is_cuda_str(default):
+                self.d.own.append((f'default {a.arg}="{default.value}"', default.lineno, f"!{a.arg}@-1"))
+        for st in fn.body:
+            self.stmt(st, None)
+
+    def _condition(self, test: ast.AST) -> Optional[str]:
+        for n in ast.walk(test):
+            if isinstance(n, ast.Name):
+                if n.id in self.d.params and n.id not in ("self", "cls"):
+                    return n.id
+                if n.id in self.cond_names:
+                    return self.cond_names[n.id]
+        return None
+
+    def stmt(self, st: ast.AST, cond: Optional[str]) -> None:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return  # nested definitions run when called; not followed
+        if isinstance(st, ast.If):
+            if _cuda_test(st.test):
+                for s in st.orelse:
+                    self.stmt(s, cond)
+                return
+            self.expr(st.test, cond)
+            if _availability_test(st.test):
+                for s in st.orelse:
+                    self.stmt(s, cond)
+                return
+            c = cond or self._condition(st.test)
+            for s in st.body:
+                self.stmt(s, c)
+            for s in st.orelse:
+                self.stmt(s, cond if c is None else c)
+            return
+        if isinstance(st, ast.Try):
+            for s in st.body + st.orelse + st.finalbody:
+                self.stmt(s, cond)
+            for h in st.handlers:
+                types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
+                if types and all(isinstance(t, ast.Name) and t.id in _COMPAT_ERRORS for t in types):
+                    continue  # a fallback for older versions / missing packages
+                for s in h.body:
+                    self.stmt(s, cond)
+            return
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            v = st.value
+            if (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("pop", "get")
+                    and isinstance(v.func.value, ast.Name) and v.args and isinstance(v.args[0], ast.Constant)
+                    and isinstance(v.args[0].value, str)):
+                self.cond_names[st.targets[0].id] = v.args[0].value
+        for field, value in ast.iter_fields(st):
+            if isinstance(value, list):
+                for x in value:
+                    if isinstance(x, ast.stmt):
+                        self.stmt(x, cond)
+                    elif isinstance(x, ast.AST):
+                        self.expr(x, cond)
+            elif isinstance(value, ast.stmt):
+                self.stmt(value, cond)
+            elif isinstance(value, ast.AST):
+                self.expr(value, cond)
+
+    def expr(self, node: ast.AST, cond: Optional[str]) -> None:
+        if isinstance(node, (ast.Lambda,)):
+            return
+        if isinstance(node, ast.IfExp):
+            self.expr(node.test, cond)
+            if not _cuda_test(node.test):
+                self.expr(node.body, cond)
+            self.expr(node.orelse, cond)
+            return
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            for i, v in enumerate(node.values):
+                if _cuda_test(v):
+                    return
+                self.expr(v, cond)
+            return
+        if isinstance(node, ast.Call):
+            self.call(node, cond)
+        for child in ast.iter_child_nodes(node):
+            self.expr(child, cond)
+
+    def call(self, node: ast.Call, cond: Optional[str]) -> None:
+        d = self.d
+        f = node.func
+        q = self.mod.qual(f)
+        line = node.lineno
+        if q is not None:
+            if q.startswith("torch.cuda."):
+                last = q.rsplit(".", 1)[1]
+                if last not in CUDA_QUERIES:
+                    d.own.append((q, line, cond))
+                return
+            root = q.split(".")[0]
+            if root in CUDA_ONLY_PACKAGES and root != self.mod.name.split(".")[0]:
+                d.own.append((q, line, cond))
+                return
+            if q.startswith("torch.utils.cpp_extension.") and q.rsplit(".", 1)[1] in ("load", "load_inline", "CUDAExtension"):
+                d.own.append((q, line, cond))
+                return
+            if any(q == r or q.startswith(r + ".") for r in self.roots):
+                d.own.append((q, line, cond))
+                return
+            if q.split(".")[0] == self.mod.name.split(".")[0]:
+                d.calls.append((q, cond))
+        elif isinstance(f, ast.Name):
+            d.calls.append((f"{self.mod.name}.{f.id}", cond))
+        elif isinstance(f, ast.Attribute):
+            v = f.value
+            if isinstance(v, ast.Name) and v.id in ("self", "cls"):
+                d.calls.append((f"self.{f.attr}", cond))
+            elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+                d.calls.append((f"super.{f.attr}", cond))
+            if f.attr == "cuda" and q is None:
+                d.own.append((".cuda()", line, cond))
+        # device strings and backends
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name in ("to", "device", "GradScaler", "autocast") and node.args and _is_cuda_str(node.args[0]):
+            d.own.append((f'{name}("{node.args[0].value}")', line, cond))
+        for k in node.keywords:
+            if k.arg in ("device", "device_type", "map_location") and _is_cuda_str(k.value):
+                d.own.append((f'{k.arg}="{k.value.value}"', line, cond))
+            elif k.arg == "backend" and isinstance(k.value, ast.Constant) and k.value.value == "nccl":
+                d.own.append(('backend="nccl"', line, cond))
+        if name in ("init_process_group", "new_group") and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "nccl":
+            d.own.append(('backend "nccl"', line, cond))
+
+
+def _public(qual: str) -> bool:
+    return not any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in qual.split("."))
+
+
+def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) -> dict:
+    """Summaries of one library.
+
+    ``sources``: module name (``timm.utils.cuda``; a package's ``__init__`` is the package
+    name) -> (path shown in locations, source text).  ``roots``: qualified names whose calls
+    are the library's own native CUDA code (e.g. ``bitsandbytes.cextension.lib``).
+
+    Returns ``{"entries": {qualname: entry}, "aliases": {public name: qualname},
+    "bases": {class: [base qualnames]}}``; an entry is ``{"kind": "function"|"class"|"method",
+    "file": path, "line": int, "work": [[what, path, line, condition or ""], ...]}`` or, for
+    an npu-aware def that would otherwise do work, ``{"kind": ..., "npu_aware": true, ...}``.
+    Files that do not parse are skipped.
+    """
+    mods: Dict[str, _Module] = {}
+    for name, (path, text) in sorted(sources.items()):
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        mods[name] = _Module(name, tree, path.endswith("__init__.py"), path)
+    defs: Dict[str, _Def] = {}
+    for mname, mod in mods.items():
+        for st in mod.tree.body:
+            for node in _flat(st):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs[f"{mname}.{node.name}"] = _Def(f"{mname}.{node.name}", "function", node, mod)
+                elif isinstance(node, ast.ClassDef):
+                    cq = f"{mname}.{node.name}"
+                    c = _Def(cq, "class", node, mod)
+                    c.bases = [b for b in (mod.qual(x) or (f"{mname}.{x.id}" if isinstance(x, ast.Name) else None) for x in node.bases) if b]
+                    defs[cq] = c
+                    for m in node.body:
+                        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            defs[f"{cq}.{m.name}"] = _Def(f"{cq}.{m.name}", "method", m, mod, cq)
+    for d in defs.values():
+        if d.kind == "class":
+            continue
+        _Walker(d, d.module, tuple(roots)).run()
+        d.npu = _npu_mark(d.node)
+    # re-exports: public names users import -> defining qualname
+    aliases: Dict[str, str] = {}
+    for mname, mod in mods.items():
+        for pub, q in mod.exports.items():
+            if not pub.startswith("_"):
+                aliases[f"{mname}.{pub}"] = q
+
+    def canon(q: str) -> str:
+        seen = set()
+        while q not in defs and q in aliases and q not in seen:
+            seen.add(q)
+            q = aliases[q]
+        return q
+
+    def method(cls: str, name: str, depth: int = 0) -> Optional[str]:
+        c = defs.get(canon(cls))
+        if c is None or depth > 10:
+            return None
+        q = f"{c.qual}.{name}"
+        if q in defs:
+            return q
+        for b in c.bases:
+            got = method(b, name, depth + 1)
+            if got:
+                return got
+        return None
+
+    # resolve each def's calls to (def qual, condition)
+    edges: Dict[str, List[Tuple[str, Optional[str]]]] = {}
+    for q, d in defs.items():
+        if d.kind == "class":
+            init = method(q, "__init__")
+            edges[q] = [(init, None)] if init else []
+            continue
+        out = []
+        for target, cond in d.calls:
+            t = None
+            if target.startswith("self.") and d.cls:
+                t = method(d.cls, target[5:])
+            elif target.startswith("super.") and d.cls:
+                for b in defs[d.cls].bases:
+                    t = method(b, target[6:])
+                    if t:
+                        break
+            else:
+                c = canon(target)
+                if c in defs:
+                    t = c
+                else:  # Class.method / module.func through an alias
+                    head, _, last = target.rpartition(".")
+                    if head and canon(head) in defs:
+                        t = method(head, last)
+            if t and t != q:
+                out.append((t, cond))
+        edges[q] = out
+    # fixpoint: total work (what, path, line, condition)
+    total: Dict[str, List[tuple]] = {}
+    for q, d in defs.items():
+        total[q] = [] if d.npu else [(w, d.module.path, ln, c or "") for w, ln, c in d.own][:MAX_WORK]
+    for q, d in defs.items():  # a class's own defaults are its __init__'s
+        if d.kind == "class" and edges[q]:
+            init = defs[edges[q][0][0]]
+            if not init.npu:
+                total[q] = [(w, init.module.path, ln, c or "") for w, ln, c in init.own if c and c.startswith("!")][:MAX_WORK]
+    for _ in range(MAX_DEPTH):
+        changed = False
+        for q, tg in edges.items():
+            d = defs[q]
+            if d.npu or len(total[q]) >= MAX_WORK:
+                continue
+            for t, cond in tg:
+                for w in total.get(t, ()):
+                    if w[3].startswith("!"):
+                        continue  # a parameter default: the call inside the library may pass it
+                    item = (w[0], w[1], w[2], cond or w[3] if d.kind != "class" else w[3])
+                    if cond and w[3] and w[3] != cond:
+                        item = (w[0], w[1], w[2], cond)
+                    if not any(x[:3] == item[:3] for x in total[q]):
+                        total[q].append(item)
+                        changed = True
+                        if len(total[q]) >= MAX_WORK:
+                            break
+                if len(total[q]) >= MAX_WORK:
+                    break
+        if not changed:
+            break
+    # npu-aware marking: would have work through its own body or calls, but names the NPU
+    entries: Dict[str, dict] = {}
+    for q, d in sorted(defs.items()):
+        if not _public(q):
+            continue
+        if d.kind == "class":
+            work = total[q]
+            npu = bool(edges[q]) and defs[edges[q][0][0]].npu
+        else:
+            work = total[q]
+            npu = d.npu and bool(d.own or any(total.get(t) for t, _c in edges[q]))
+        if not work and not npu:
+            continue
+        e = {"kind": d.kind, "file": d.module.path, "line": d.node.lineno}
+        if npu:
+            e["npu_aware"] = True
+        else:
+            e["work"] = [list(w) for w in work]
+        entries[q] = e
+    bases = {}
+    for q, d in sorted(defs.items()):
+        if d.kind == "class" and _public(q) and d.bases:
+            bases[q] = [canon(b) for b in d.bases if canon(b) in defs]
+            if not bases[q]:
+                del bases[q]
+    public_aliases = {}
+    for a in sorted(aliases):
+        c = canon(a)
+        if c != a and c in entries and _public(a):
+            public_aliases[a] = c
+    return {"entries": entries, "aliases": public_aliases, "bases": bases}

@@ -1,0 +1,155 @@
+"""EXT017: calls into third-party library code that does CUDA work (library summaries).
+
+The summaries (``ascendify.libsum``, made by ``tools/libsum.py`` from the libraries' PyPI
+releases) say, per public function, class and method, what CUDA work it does and under which
+keyword.  This check reports the user's call: a function call, a class instantiation, a
+``Class.from_pretrained(...)``-style constructor, ``instance(...)`` (``__call__``) and
+``instance.method(...)`` where the instance's class is known from its assignment.
+
+Not reported: library paths that name the NPU (npu-aware in the summary), calls the CUDA-only
+library rules already report (EXT002–EXT005 report the import of apex, flash_attn, xformers,
+bitsandbytes; EXT012/EXT013 their switch-on APIs and options), work behind a keyword the call
+does not pass, and a ``device="cuda"`` default the call overrides.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Optional
+
+from ascendify.rules.registry import check
+
+CODE = "EXT017"
+
+
+def _cuda_only_names() -> tuple:
+    from ascendify.rules.checks import cudaonly
+
+    roots = {i.split(".")[0] for lib in cudaonly.libs() for i in lib["imports"]}
+    api = {a for lib in cudaonly.libs() for a in lib["api"]}
+    options = {o.partition("=")[0] for lib in cudaonly.libs() for o in lib["options"]}
+    return frozenset(roots), frozenset(api), frozenset(options)
+
+
+_CUDA_ROOTS: Optional[frozenset] = None
+_API: frozenset = frozenset()
+_OPTIONS: frozenset = frozenset()
+
+
+def _file_libs(ctx) -> dict:
+    """top-level module -> Summary for the summarised libraries this file imports (once per file)."""
+    got = ctx.__dict__.get("_libsum")
+    if got is not None:
+        return got
+    global _CUDA_ROOTS, _API, _OPTIONS
+    if _CUDA_ROOTS is None:
+        _CUDA_ROOTS, _API, _OPTIONS = _cuda_only_names()
+    from ascendify import libsum
+
+    known = libsum.module_packages()
+    tops = {m.split(".")[0] for m in ctx.imported_modules} & set(known)
+    tops -= _CUDA_ROOTS
+    got = {}
+    if tops:
+        pins = libsum.project_pins(os.path.abspath(ctx.src.path)) if getattr(ctx.src, "path", None) else {}
+        for t in sorted(tops):
+            s = libsum.for_module(t, pins)
+            if s is not None:
+                got[t] = s
+    ctx.__dict__["_libsum"] = got
+    return got
+
+
+def _class_of(expr: ast.AST, ctx, libs: dict) -> Optional[tuple]:
+    """(summary, class qualname) of the library class an expression's value is an instance of:
+    ``NativeScaler()``, ``Pipe.from_pretrained(...)``, or a name always assigned one of those."""
+    v = ctx.resolve(expr) if isinstance(expr, ast.Name) else expr
+    if not isinstance(v, ast.Call):
+        return None
+    q = ctx.call_name(v)
+    if q is None:
+        return None
+    s = libs.get(q.split(".")[0])
+    if s is None:
+        return None
+    if s.is_class(q):
+        return s, s.canonical(q)
+    head, _, last = q.rpartition(".")
+    if head and last.startswith("from_") and s.is_class(head):
+        return s, s.canonical(head)
+    return None
+
+
+def _applies(work: list, call: ast.Call) -> list:
+    """The work items this call reaches, given the keywords it passes."""
+    kws = {k.arg: k.value for k in call.keywords if k.arg}
+    star = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+    out = []
+    for w in work:
+        cond = w[3]
+        if not cond:
+            out.append(w)
+        elif cond.startswith("!"):
+            name, _, pos = cond[1:].partition("@")
+            if name in kws or star:
+                continue
+            if pos and int(pos) >= 0 and len(call.args) > int(pos):
+                continue
+            out.append(w)
+        elif cond in kws:
+            v = kws[cond]
+            if isinstance(v, ast.Constant) and v.value in (False, None, 0, ""):
+                continue
+            out.append(w)
+    return out
+
+
+@check(CODE, ast.Call)
+def library_call(node: ast.Call, ctx) -> None:
+    libs = _file_libs(ctx)
+    if not libs:
+        return
+    f = node.func
+    last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    if last in _API or any(k.arg in _OPTIONS for k in node.keywords):
+        return  # EXT012/EXT013 report it
+    found = None
+    q = ctx.call_name(node)
+    if q is not None:
+        s = libs.get(q.split(".")[0])
+        if s is None:
+            return
+        got = s.entry(q)
+        if got is None:
+            head, _, meth = q.rpartition(".")
+            if head and s.is_class(head):
+                got = s.method(head, meth)
+        if got is not None:
+            found = (s, got, q)
+    elif isinstance(f, ast.Name):  # instance(...): __call__
+        c = _class_of(f, ctx, libs)
+        if c is not None:
+            got = c[0].method(c[1], "__call__")
+            if got is not None:
+                found = (c[0], got, f"{c[1].rsplit('.', 1)[1]}.__call__")
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Call)):  # instance.method(...)
+        c = _class_of(f.value, ctx, libs)
+        if c is not None:
+            got = c[0].method(c[1], f.attr)
+            if got is not None:
+                found = (c[0], got, f"{c[1].rsplit('.', 1)[1]}.{f.attr}")
+    if found is None:
+        return
+    s, (defq, entry), shown = found
+    if entry.get("npu_aware") or not entry.get("work"):
+        return
+    work = _applies(entry["work"], node)
+    if not work:
+        return
+    what = ", ".join(dict.fromkeys(w[0] for w in work))
+    first = work[0]
+    advice, source = s.advice[entry["advice"]] if isinstance(entry.get("advice"), int) else ("", "unverified")
+    at = f if isinstance(f, ast.Name) else f
+    ctx.report(at, call=ctx.segment(f)[:60], what=what, lib=f"{s.package} {s.version}",
+               where=f"{first[1]}:{first[2]}", defined=defq, how=s.how, advice=advice, source=source)
