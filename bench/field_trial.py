@@ -137,7 +137,8 @@ ENTRIES = [
         "name": "imagenet", "title": "pytorch/examples imagenet --dummy", "repo": "examples", "cwd": "imagenet",
         "setup": None,
         "argv": ["main.py", "--dummy", "-a", "resnet18", "-b", "4", "--workers", "0", "--print-freq", "1", "--epochs", "1"],
-        "cpu": ["--no-accel"], "cmp": [], "stop_after": (r"Epoch: \[0\]\[\s*\d+/", 3),
+        # one device for the comparison: with 8, main.py wraps the model in DataParallel (BatchNorm per replica)
+        "cpu": ["--no-accel"], "cmp": [], "cmp_run": ["--devices", "1"], "stop_after": (r"Epoch: \[0\]\[\s*\d+/", 3),
         "loss": r"Epoch: \[0\]\[\s*(\d+)/\d+\].*Loss ([0-9.e+-]+)",
     },
     {
@@ -221,9 +222,9 @@ def _exec(cmd, cwd, env, timeout, stop_after=None) -> tuple:
     return p.returncode, out, err, time.monotonic() - t0
 
 
-def _run_under(entry, folder, args, report, timeout) -> dict:
+def _run_under(entry, folder, args, report, timeout, opts=()) -> dict:
     cwd = os.path.join(folder, entry["cwd"])
-    cmd = [sys.executable, "-m", "ascendify", "run", "--report", report, "-o", os.devnull, "--", "python", *args]
+    cmd = [sys.executable, "-m", "ascendify", "run", *opts, "--report", report, "-o", os.devnull, "--", "python", *args]
     code, out, err, secs = _exec(cmd, cwd, _env(entry.get("env")), timeout, entry.get("stop_after"))
     try:
         with open(report, encoding="utf-8") as fh:
@@ -239,7 +240,7 @@ def _losses(entry, text) -> list:
 
 def _outcome(r: dict, entry) -> str:
     doc = r["doc"]
-    losses = _losses(entry, r["out"])
+    losses = _losses(entry, r["out"] + r["err"])
     if doc is None:
         tail = (r["err"].strip().splitlines() or ["?"])[-1]
         return f"no report (exit {r['code']}): {tail[:120]}"
@@ -310,8 +311,11 @@ def trial(entry, work: str, timeout: int) -> dict:
                                      _env(entry.get("env")), timeout, entry.get("stop_after"))
     res["cpu"] = {"code": code, "out": out, "err": err, "secs": secs, "doc": None}
     cmp_args = argv + entry["cmp"]
-    res["cmp"] = res["npu"] if not entry["cmp"] else _run_under(entry, dirs["npu"], cmp_args, os.path.join(base, "cmp.json"), timeout)
-    cpu_l, cmp_l = _losses(entry, res["cpu"]["out"]), _losses(entry, res["cmp"]["out"])
+    opts = entry.get("cmp_run", [])
+    res["cmp"] = (res["npu"] if not entry["cmp"] and not opts
+                  else _run_under(entry, dirs["npu"], cmp_args, os.path.join(base, "cmp.json"), timeout, opts))
+    cpu_l = _losses(entry, res["cpu"]["out"] + res["cpu"]["err"])
+    cmp_l = _losses(entry, res["cmp"]["out"] + res["cmp"]["err"])
     if entry["cpu"] is None:
         loss = "not comparable (fp16 AMP on the NPU; a CPU autocasts to bf16)"
     elif code not in (0, 130, -2) or not cpu_l:
