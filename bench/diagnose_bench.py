@@ -5,7 +5,8 @@ Default (``--scaling 10,100``): writes a *noisy* log of 10 MB and one of 100 MB
 library paths, tracebacks, CANN error blocks, plog lines), diagnoses each in a
 child process and prints time per MB and peak RSS for both, with the ratios
 100 MB / 10 MB: linear time means a time-per-MB ratio near 1, bounded memory a
-peak-RSS ratio near 1.  ``--size N`` keeps the older single-log run (ordinary
+peak-RSS ratio near 1.  First row: the load time of the known-issue index
+(target < 100 ms).  ``--size N`` keeps the older single-log run (ordinary
 training lines, default 1 GiB) against a plain line-reading baseline.  Nothing
 is asserted (speed depends on the machine).
 
@@ -157,6 +158,31 @@ def scaling(sizes: list) -> None:
               f"peak RSS {b[3] / a[3]:.2f}x (1.00 = bounded)")
 
 
+CHILD_KI_LOAD = """
+import sys, time
+t0 = time.perf_counter()
+from ascendify.diagnose import known_issues as ki
+t1 = time.perf_counter()
+idx = ki.load()
+t2 = time.perf_counter()
+idx.search(["EZ9999: The parameter 'actual_seq_lengths' must be configured in ascending order"])
+t3 = time.perf_counter()
+fresh = idx.data.get("sources") == ki.sources_hash(ki.data_files())
+print(t2 - t1, t3 - t2, len(idx.records), int(fresh))
+"""
+
+
+def known_issue_row() -> None:
+    """Load time of the known-issue index (lazily loaded on diagnose's first query), in a fresh process."""
+    try:
+        load_s, query_s, n, fresh = child(CHILD_KI_LOAD, "-")
+    except subprocess.CalledProcessError:
+        print("known-issue index: not in this version of ascendify")
+        return
+    print(f"known-issue index: {int(n)} records, load {float(load_s) * 1000:.1f} ms (target < 100 ms), first query "
+          f"{float(query_s) * 1000:.1f} ms" + ("" if int(fresh) else " — index stale, built in memory: run tools/diagnose_known_issues.py"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=None, help="single-log mode: log size in MiB (e.g. 1024)")
@@ -164,6 +190,7 @@ def main() -> None:
     ap.add_argument("--keep", default=None, help="single-log mode: write the log here and keep it")
     a = ap.parse_args()
     if a.size is None and a.keep is None:
+        known_issue_row()
         scaling([int(x) for x in a.scaling.split(",") if x.strip()])
         return
     a.size = a.size or 1024

@@ -32,6 +32,14 @@ SEED = [
                "port[60001] failed, errno[98] Address already in use"],
      "affected": None, "fixed_in": None, "cause": "A second training job on the same host took HCCL's default host port range.",
      "fix": "Give each job its own HCCL_IF_BASE_PORT (e.g. 60000 and 61000).", "framework": "hccl", "resolution": "faq"},
+    # a thread that quotes only the generic OOM line and a wrapper line: a plain OOM log is not that thread's issue
+    {"id": "demo-serve#202", "project": "vllm-ascend", "url": "https://github.com/example/demo-serve/issues/202",
+     "date": "2025-05-01", "title": "OOM with the Qwen-Next tutorial on 64 GB cards",
+     "quote": ["RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 55.91 GiB "
+               "already allocated; 55.91 GiB current active; 1.80 GiB free; 58.73 GiB reserved in total by PyTorch)",
+               "[ERROR] 2025-05-01-10:00:00 (PID:1, Device:0, RankID:-1) ERR01100 OPS call acl api failed"],
+     "affected": None, "fixed_in": None, "cause": "The tutorial's max-model-len does not fit a 64 GB card.",
+     "fix": "Use --max-model-len 32768 for the tutorial on 64 GB cards.", "framework": "vllm", "resolution": "maintainer"},
 ]
 
 WORDED_DIFFERENTLY = """\
@@ -49,6 +57,7 @@ UNRELATED = [
     "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.00 GiB total capacity; 50.00 GiB already "
     "allocated; 50.00 GiB current active; 1.00 GiB free; 58.00 GiB reserved in total by PyTorch)\n",
     "[ERROR] HCCL(1,python):2024-01-01-00:00:00.000.000 [notify.cc:12]1 EI0002: The wait execution of the Notify register times out.\n",
+    "[ERROR] 2026-05-01-10:00:00 (PID:9, Device:0, RankID:0) ERR01100 OPS call acl api failed\nEZ9999: Inner Error!\n",
 ]
 
 

@@ -115,3 +115,11 @@ def test_a_log_with_only_an_error_line_leads_with_its_words(tmp_path):
     assert rep.findings[0].id == "log-error-line" and "chunked prefill" in rep.findings[0].title
     # prose with the word Error: stays quiet
     assert diagnose((_log(tmp_path, "INFO all good\nsome Error: words in prose\n", "c.log"),)).findings == []
+
+
+def test_metric_rows_after_a_cann_block_are_not_its_reason(tmp_path):
+    text = ("[ERROR] 2026-05-01-10:00:00 (PID:4242, Device:0, RankID:1) ERR01100 OPS call acl api failed\n"
+            "[rank1]:  iteration     140/ 1000000 | consumed samples: 140 | lm loss: 2.32E+00 | loss scale: 65536.0 |\n"
+            "[default1]:  0%|          | 140/1000000 [00:01<99:00:00,  1.2it/s]\n")
+    rep = diagnose((_log(tmp_path, text),))
+    assert all(f.id != "message-reason" and not f.reason for f in rep.findings)

@@ -73,6 +73,9 @@ SEV_ORDER = {"error": 0, "warning": 1}
 QUERY_HEAD = 64
 QUERY_TAIL = 192
 """Matched lines kept (first and last, 400 chars each) for matching known issues against the whole log."""
+_GENERIC_TOKENS = frozenset("runtime error exception traceback failed fail warning info raise raised value type key os "
+                            "assertion import module attribute".split())
+"""Words of any Python error line (exception class parts): never the specific part of a known issue's match."""
 SALIENT_KEEP = 32
 _LOUD = re.compile(r"\[ERROR\]|\bERROR\b|\b[Ff]ailed\b|FAILED|disappeared|not supported|core dumped|Segmentation fault|"
                    r"\bKilled\b|\bAborted\b|\b[Vv]alue error\b|No matching distribution")
@@ -282,6 +285,7 @@ class Aggregator:
         self.query_tail: deque = deque(maxlen=QUERY_TAIL)  # and the last QUERY_TAIL
         self.salient: list = []  # the first SALIENT_KEEP error-looking lines nothing matched (scanner.SALIENT_WORDS)
         self.variant_sigs: dict = {}  # finding id -> its signature, for entries with variants
+        self.sig_of: dict = {}  # finding id -> its signature (bounded), for the known-issue specificity rule
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -482,6 +486,8 @@ class Aggregator:
 
         if sig.variants:
             self.variant_sigs[fid] = sig
+        if fid not in self.sig_of and len(self.sig_of) < 4 * KEYS_PER_SIGNATURE:
+            self.sig_of[fid] = sig
 
         def make() -> Finding:
             fill = key or "this operator"
@@ -828,13 +834,28 @@ class Aggregator:
             if f.exception:
                 q.append(f"{f.exception['type']}: {f.exception['message']}")
             m = idx.best([x for x in q if x], framework=fw)
-            if m is not None:
+            if m is not None and not self._only_own_line(f, m):
                 self._attach(f, m, versions)
                 matched = True
-        if not matched:
+        weak = [f for f in errors if f.generic or f.role == "wrapper" or f.family in ("reason", "python")]
+        if not matched and errors and len(weak) == len(errors):
+            # no specific finding and none matched by its own lines: the log's lines as a whole, for the first finding
             m = idx.best(self.query_head + list(self.query_tail), framework=fw)
-            if m is not None and errors:
+            if m is not None:
                 self._attach(errors[0], m, versions)
+
+    def _only_own_line(self, f: Finding, m) -> bool:
+        """A specific catalogue finding (an OOM, a float64 op) gets a known issue only when the issue shares a word
+        beyond the entry's own message template (its literals and example lines): the same generic message alone
+        (every OOM prints the same words) does not say that this is that thread's issue."""
+        if f.generic or f.role == "wrapper" or (f.reason and f.reason in f.title) or not f.evidence or f.family in (
+                "reason", "python", "cann-code", "acl-code", "torch-npu-code"):
+            return False
+        sig = next((sg for fid, sg in self.sig_of.items() if fid == f.label() or fid == f.id or fid.startswith(f.id + ":")), None)
+        if sig is None:
+            return False
+        template = set(ki_mod.tokens(" ".join(sig.any + sig.also_any + sig.examples + (sig.message, sig.title))))
+        return not [t for t in m.terms if t not in template and t not in _GENERIC_TOKENS and not t.endswith("error")]
 
     def _attach(self, f: Finding, m, versions: dict) -> None:
         rec = m.record

@@ -45,9 +45,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Optional
 
+from ascendify.diagnose import reason as reason_mod
+
 DATA_DIR = "known_issues"
 INDEX_NAME = "_index.json"
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 FIELDS = ("id", "project", "url", "date", "title", "quote", "affected", "fixed_in", "cause", "fix", "framework", "resolution")
 REQUIRED = ("id", "project", "url", "date", "title", "quote", "cause", "fix", "resolution")
 FRAMEWORKS = ("vllm", "mindspeed", "mindie", "llamafactory", "ms-swift", "lmdeploy", "sglang", "deepspeed", "triton-ascend",
@@ -262,7 +264,7 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
                 tf[t] = tf.get(t, 0) + 1
             if not tf:
                 continue
-            docs.append({"rec": ri, "kind": kind, "tf": tf, "len": sum(tf.values())})
+            docs.append({"rec": ri, "kind": kind, "tf": tf, "len": sum(tf.values()), "text": text if kind == "quote" else None})
             for t in tf:
                 df[t] = df.get(t, 0) + 1
     n = len(docs)
@@ -273,7 +275,69 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
     for d in docs:
         d["self"] = round(_score(idx, d, set(d["tf"]))[0], 5)
         d["distinct"] = sum(1 for t in d["tf"] if idf.get(t, 0) > COMMON_IDF)
+    _mark_generic(docs, records, idf)
+    _mark_catalogued_wrappers(docs, records)
+    for d in docs:
+        d.pop("text", None)
     return idx
+
+
+def _mark_catalogued_wrappers(docs: list, records: list) -> None:
+    """Quoted lines the catalogue reads as a wrapper or a generic code (``ERR01100 OPS call acl api failed``,
+    ``EZ9999: Inner Error!``, ``error code is 507015``) are generic too: they say an error happened, not which."""
+    try:
+        from ascendify.diagnose.signatures import Matcher
+        matcher = Matcher()
+    except (ImportError, ValueError, OSError):  # pragma: no cover - the catalogue always loads in the package
+        return
+    for d in docs:
+        if d["kind"] != "quote" or d.get("generic"):
+            continue
+        text = d.get("text")
+        if text is None:
+            continue
+        lm = matcher.match_line(text)
+        if lm is None:
+            continue
+        sig_generic = lm.signatures and all(s.role == "wrapper" or s.priority < 0 for s, _g in lm.signatures)
+        codes_only = not lm.signatures and (lm.cann_codes or lm.acl_codes or lm.err_codes)
+        if (sig_generic or codes_only) and not reason_mod.extract(text):  # a wrapper line with a reason is specific
+            d["generic"] = 1
+
+
+SHARED_JACCARD = 0.7
+GENERIC_WEIGHT = 0.45
+"""A quoted line that records with other fixes quote too (token-set Jaccard >= SHARED_JACCARD: the generic OOM
+line, 'ERR01100 OPS call acl api failed', 'Tensor self not implemented for DT_…') identifies no issue on its own:
+matched alone it counts GENERIC_WEIGHT of its score; the record's other quoted lines must carry the match."""
+
+
+def _mark_generic(docs: list, records: list, idf: dict) -> None:
+    post: dict = {}
+    for i, d in enumerate(docs):
+        if d["kind"] == "quote":
+            for t in d["tf"]:
+                post.setdefault(t, []).append(i)
+    for i, d in enumerate(docs):
+        if d["kind"] != "quote":
+            continue
+        mine = set(d["tf"])
+        rare = sorted(mine, key=lambda t: -idf.get(t, 0))[:2]
+        seen = set()
+        for t in rare:
+            for j in post.get(t, ()):
+                if j == i or j in seen:
+                    continue
+                seen.add(j)
+                o = docs[j]
+                if o["rec"] == d["rec"] or records[o["rec"]].get("fix") == records[d["rec"]].get("fix"):
+                    continue
+                other = set(o["tf"])
+                if len(mine & other) >= SHARED_JACCARD * len(mine | other):
+                    d["generic"] = 1
+                    break
+            if d.get("generic"):
+                break
 
 
 def _score(idx: dict, d: dict, q: set) -> tuple:
@@ -342,7 +406,7 @@ class Index:
             if (exclude and rec["url"].rstrip("/") in exclude) or d["self"] <= 0:
                 continue
             s, common = _score(self.data, d, q)
-            conf = s / d["self"] * (TITLE_WEIGHT if d["kind"] == "title" else 1.0)
+            conf = s / d["self"] * (TITLE_WEIGHT if d["kind"] == "title" else GENERIC_WEIGHT if d.get("generic") else 1.0)
             fw = rec.get("framework")
             if framework and fw and fw not in (framework, "torch_npu", "cann", "hccl", "container"):
                 conf *= 0.8  # an issue of another framework than the one the log shows

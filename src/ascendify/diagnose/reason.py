@@ -121,9 +121,16 @@ _CONT = re.compile(r"^(?:\s+\S|\s*(?:E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]|\s*\[PI
                    r"\b[Rr]eason\s*[:：]|\bthe reason is\b")
 
 
+_NOT_CONT = re.compile(r"\b(?:loss|Loss|grad[_ ]norm|iteration|lr|learning_rate|it/s|tokens/s|throughput)\b|\| |%\|| INFO | DEBUG |"
+                       r"^\s*(?:INFO|DEBUG|WARNING)\b")
+"""Ordinary log lines printed after a CANN message (metric rows, progress bars, INFO lines) are not its continuation."""
+
+
 def continuation(text: str) -> bool:
     """The line looks like the continuation of a CANN message (indented, a code or ``[PID:`` first, a
     ``[FUNC:..]`` tail, a ``Reason:`` field), not an ordinary log line printed after it."""
+    if _NOT_CONT.search(text):
+        return False
     return bool(_CONT.search(text)) and not text.lstrip().startswith(("{", "File \"", "Traceback"))
 
 

@@ -27,7 +27,7 @@ from typing import BinaryIO, Iterator, Optional
 from ascendify.diagnose import context as context_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose import reason as reason_mod
-from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher
+from ascendify.diagnose.signatures import MAX_LINE, LineMatch, Matcher, _trie
 from ascendify.diagnose.structure import (LAUNCHER_ROOT, ExcInfo, TracebackReader, bare_exception, launcher_rank, parse_time,
                                           prefix_rank, rank_in_text, split_rank, strip_log_prefix)
 from ascendify.errors import AscendifyError
@@ -192,6 +192,7 @@ class _Transcode:
         return b""
 
 
+_CODE_SHAPES = rb"|E[0-9A-Z][0-9]{4}|ERR[0-9]{5}"
 _TB_TRIGGER = re.compile(rb"Traceback \(most recent call last\)")
 _TB_WORDS = (b"Traceback (most recent call last)", b"During handling of the above", b"The above exception was",
              b"Error: ", b"Exception: ", b"Root Cause (first observed failure)")
@@ -233,9 +234,10 @@ class Scanner:
         self.matcher = matcher or Matcher()
         self.kb_trigger = self.matcher.kb.trigger
         self.context = context if context is not None else context_mod.Context()
-        self._base = (self.kb_trigger.pattern + b"|" + b"|".join(re.escape(t) for t in _TB_WORDS) + b"|"
-                      + b"|".join(re.escape(t) for t in SALIENT_WORDS))
-        self._met = b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS)
+        # one prefix trie over every trigger word (anchors, traceback words, error-looking words, and per variant
+        # the metric / context words): at each position the engine tests one branch per distinct first byte
+        self._base_words = ({a.encode() for a in self.matcher.kb.anchors} | set(_TB_WORDS) | set(SALIENT_WORDS))
+        self._met_words = set(metrics_mod.TRIGGERS)
         self._ctx_missing = None
         self._ctx_trigger_update()
         self.full_until = FULL_HEAD
@@ -255,15 +257,16 @@ class Scanner:
         if missing == self._ctx_missing:
             return
         self._ctx_missing = missing
-        base, met = self._base, self._met
-        ctx = b"|".join(re.escape(t) for t in missing)
-        self.triggers = {
-            (False, False): re.compile(base), (True, False): re.compile(base + b"|" + met),
-            (False, True): re.compile(base + b"|" + ctx) if ctx else re.compile(base),
-            (True, True): re.compile(base + b"|" + met + b"|" + ctx) if ctx else re.compile(base + b"|" + met),
-        }
+        ctx_words = set(missing)
+
+        def build(met: bool, ctx: bool) -> re.Pattern:
+            words = self._base_words | (self._met_words if met else set()) | (ctx_words if ctx else set())
+            return re.compile(_trie(sorted(words)) + _CODE_SHAPES)
+
+        self.triggers = {(m, c): build(m, c) for m in (False, True) for c in (False, True)}
         self.trigger = self.triggers[(True, True)]
-        self._context_trigger = re.compile(ctx) if ctx else re.compile(b"(?!x)x")
+        self._context_trigger = (re.compile(b"|".join(re.escape(t) for t in missing)) if missing
+                                 else re.compile(b"(?!x)x"))
 
     def scan_stream(self, fh: BinaryIO, name: str, stats: FileStats, path_rank: Optional[int]) -> Iterator[Hit]:
         """Yield the hits of one stream, reading ``BLOCK`` bytes at a time."""
