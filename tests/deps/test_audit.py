@@ -69,10 +69,11 @@ def test_every_knowledge_entry_cites_a_url_or_is_unverified():
         assert p["safe_replacement"] == "" or p["verified"], p["id"]
 
 
-def test_deepspeed_is_info_not_cuda_only(tmp_path):
-    fs = findings(tmp_path, {"requirements.txt": "deepspeed==0.14.0\n"})
-    assert [(f.code, f.severity) for f in fs] == [("DEP008", "info")]
+def test_deepspeed_and_mmcv_are_info_not_cuda_only(tmp_path):
+    fs = findings(tmp_path, {"requirements.txt": "deepspeed==0.14.0\nmmcv-full==1.5.0\n"})
+    assert [(f.code, f.severity) for f in fs] == [("DEP008", "info"), ("DEP008", "info")]
     assert "github.com/deepspeedai/DeepSpeed/pull/3831" in fs[0].message
+    assert "FORCE_NPU=1" in fs[1].message and "hiascend.com" in fs[1].message
 
 
 def test_vllm_with_vllm_ascend_and_triton_with_triton_ascend_say_nothing(tmp_path):
