@@ -504,9 +504,6 @@ def install(release, count: int, capacity: int) -> int:
     fb = torch.library.Library("_", "IMPL")
     _libs.append(fb)
     fb.fallback(_fallback, "PrivateUse1")
-    import atexit
-
-    atexit.register(lambda: None)
     _after_module.append(_patch_python_apis)
     return len(FACTORIES)
 
