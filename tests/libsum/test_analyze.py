@@ -1,0 +1,165 @@
+"""The library analyzer on small libraries written here (no real library involved)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ascendify.libsum.analyze import analyze
+
+FAKE = {
+    "fakelib/__init__.py": """
+        from .amp import Scaler, NpuScaler
+        from .loader import make_loader as build_loader
+    """,
+    "fakelib/amp.py": """
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+        try:
+            import apex
+            has_apex = True
+        except ImportError:
+            has_apex = False
+
+
+        class Scaler:
+            def __init__(self):
+                self.s = torch.cuda.amp.GradScaler()
+
+            def __call__(self, loss):
+                self.s.scale(loss).backward()
+
+
+        class NpuScaler:
+            def __init__(self):
+                if is_torch_npu_available():
+                    self.s = torch.npu.amp.GradScaler()
+                else:
+                    self.s = torch.cuda.amp.GradScaler()
+
+
+        class CompatScaler:
+            def __init__(self, device="cuda"):
+                try:
+                    self.s = torch.amp.GradScaler(device=device)
+                except (AttributeError, TypeError):
+                    self.s = torch.cuda.amp.GradScaler()
+
+
+        def fused_step(opt):
+            if has_apex:
+                apex.amp.master_params(opt)
+            return opt
+
+
+        def sync_if_cuda():
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+    """,
+    "fakelib/loader.py": """
+        from . import helpers
+
+
+        def make_loader(ds, prefetch=False, **kwargs):
+            pin = kwargs.pop("pin_to_gpu", False)
+            if prefetch:
+                return _prefetch(ds)
+            if pin:
+                ds.cuda()
+            return ds
+
+
+        def _prefetch(ds):
+            return helpers.to_gpu(ds)
+    """,
+    "fakelib/helpers.py": """
+        import torch.distributed as dist
+
+
+        def to_gpu(x):
+            return x.cuda(non_blocking=True)
+
+
+        def setup():
+            dist.init_process_group(backend="nccl")
+    """,
+    "fakelib/attn.py": """
+        import xformers.ops
+
+
+        class Base:
+            def enable_fast_attention(self):
+                return xformers.ops.memory_efficient_attention
+
+
+        class Pipe(Base):
+            def run(self):
+                return self.enable_fast_attention()
+    """,
+}
+
+
+def _run(files=FAKE, roots=()):
+    src = {}
+    for path, text in files.items():
+        mod = path[:-3].replace("/", ".")
+        if mod.endswith(".__init__"):
+            mod = mod[: -len(".__init__")]
+        src[mod] = (path, textwrap.dedent(text).lstrip("\n"))
+    return analyze(src, roots)
+
+
+def test_direct_work_with_location():
+    r = _run()
+    e = r["entries"]["fakelib.amp.Scaler"]
+    assert e["kind"] == "class" and e["file"] == "fakelib/amp.py"
+    assert e["work"] == [["torch.cuda.amp.GradScaler", "fakelib/amp.py", 13, ""]]
+    # __call__ does no CUDA work: no entry
+    assert "fakelib.amp.Scaler.__call__" not in r["entries"]
+
+
+def test_reexport_resolved_to_definition():
+    r = _run()
+    assert r["aliases"]["fakelib.Scaler"] == "fakelib.amp.Scaler"
+    assert r["aliases"]["fakelib.build_loader"] == "fakelib.loader.make_loader"
+
+
+def test_transitive_work_is_conditional_on_the_keyword():
+    r = _run()
+    work = r["entries"]["fakelib.loader.make_loader"]["work"]
+    # two hops (make_loader -> _prefetch -> helpers.to_gpu), under `if prefetch:`
+    assert [".cuda()", "fakelib/helpers.py", 5, "prefetch"] in work
+    # a keyword read from **kwargs is a condition too
+    assert [".cuda()", "fakelib/loader.py", 9, "pin_to_gpu"] in work
+    assert "fakelib.loader._prefetch" not in r["entries"]  # private: not an entry
+
+
+def test_npu_aware_path_has_no_work():
+    r = _run()
+    e = r["entries"]["fakelib.amp.NpuScaler"]
+    assert e.get("npu_aware") is True and "work" not in e
+
+
+def test_compat_fallback_availability_and_cuda_tests_not_counted():
+    r = _run()
+    # only the parameter default remains: the except-TypeError fallback is not work
+    assert r["entries"]["fakelib.amp.CompatScaler"]["work"] == [['default device="cuda"', "fakelib/amp.py", 28, "!device@0"]]
+    assert "fakelib.amp.fused_step" not in r["entries"]  # under `if has_apex:`
+    assert "fakelib.amp.sync_if_cuda" not in r["entries"]  # under torch.cuda.is_available()
+
+
+def test_nccl_and_cuda_only_package_calls():
+    r = _run()
+    assert r["entries"]["fakelib.helpers.setup"]["work"] == [['backend="nccl"', "fakelib/helpers.py", 9, ""]]
+    assert r["entries"]["fakelib.attn.Base.enable_fast_attention"]["work"][0][0] == "xformers.ops.memory_efficient_attention"
+    # the inherited method is found through self.<name> and the base class
+    assert r["entries"]["fakelib.attn.Pipe.run"]["work"][0][0] == "xformers.ops.memory_efficient_attention"
+    assert r["bases"]["fakelib.attn.Pipe"] == ["fakelib.attn.Base"]
+
+
+def test_native_roots_and_unparsable_files():
+    files = {"nat/__init__.py": "from .cext import lib\n\ndef adam8(p):\n    lib.cadam(p)\n",
+             "nat/cext.py": "lib = None\n", "nat/broken.py": "def (:\n"}
+    r = _run(files, roots=("nat.cext.lib",))
+    assert r["entries"]["nat.adam8"]["work"] == [["nat.cext.lib.cadam", "nat/__init__.py", 4, ""]]
+    assert _run(files)["entries"] == {}  # without the root nothing is CUDA work
