@@ -136,3 +136,28 @@ def test_fix_counts_come_from_the_migrated_copy(tmp_path):
     assert ("train.py", "DEV026") not in left  # the helper it called was fixed
     log = json.loads((out / "ascendify-changes.json").read_text())
     assert log["summary"]["open"] == len(again)
+
+
+def test_a_helpers_cuda_default_reaches_its_callers(tmp_path):
+    _write(tmp_path, {
+        "utils/__init__.py": "",
+        "utils/torch_utils.py": """
+            import torch
+
+
+            def smart_amp_autocast(amp=True, device="cuda"):
+                return torch.autocast(device_type=device, enabled=amp)
+            """,
+        "train.py": """
+            from utils.torch_utils import smart_amp_autocast
+
+
+            def train(amp, model, x):
+                with smart_amp_autocast(amp):
+                    return model(x)
+            """,
+    })
+    found = {(f.code, f.path, f.line): f for f in _scan(tmp_path)}
+    assert found[("DEV024", "utils/torch_utils.py", 4)].severity == "error"  # it selects AMP's device
+    call = found[("DEV026", "train.py", 5)]
+    assert "utils/torch_utils.py" in call.message and "DEV024 at line 4" in call.message

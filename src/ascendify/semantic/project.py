@@ -104,8 +104,10 @@ def summarize(ctx, findings: list) -> dict:
     work: dict = {}
     spans = [(node.lineno, node.end_lineno or node.lineno, name) for name, node, _kind in defs]
     for f in findings:
-        if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES) or f.code in _NOT_WORK:
+        if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES):
             continue
+        if f.code in _NOT_WORK and not (f.code == "DEV024" and _is_param_default(ctx.finding_nodes.get(id(f)))):
+            continue  # a helper's `device="cuda"` default that moves tensors is work its callers get
         if _is_option_default(ctx.finding_nodes.get(id(f))):
             continue  # an argparse default is a value the function returns, not work it does
         for start, end, name in spans:
@@ -197,6 +199,10 @@ def _suppressed(summary: dict, line: int, code: str) -> bool:
         if isinstance(entry, list) and entry[0] == line:
             return entry[1] is None or code in entry[1]
     return False
+
+
+def _is_param_default(node) -> bool:
+    return node is not None and isinstance(getattr(node, "_asc_parent", None), ast.arguments)
 
 
 def _is_option_default(node) -> bool:

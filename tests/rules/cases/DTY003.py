@@ -6,3 +6,7 @@ y = x.double()  # expect: DTY003
 z = x.to(torch.float64)  # expect: DTY003
 w = x.to(x.device, dtype=torch.double)  # expect: DTY003
 v = x.type(torch.DoubleTensor)  # expect: DTY003
+
+
+def extract(arr, timesteps, device):
+    return torch.from_numpy(arr).to(device)[timesteps]  # expect: DTY003

@@ -12,3 +12,11 @@ g = np.double(3.0)
 h = x.type(torch.float16)
 if x.dtype == torch.float64:
     pass
+
+
+def extract(arr, device):
+    a = torch.from_numpy(arr).to(device, dtype=torch.float32)
+    b = torch.from_numpy(arr.astype(np.float32)).to(device)
+    c = torch.from_numpy(arr).to(device).float()
+    d = torch.from_numpy(arr).to("cpu")
+    return a, b, c, d

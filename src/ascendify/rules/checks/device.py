@@ -875,6 +875,21 @@ def cuda_device_string(node, ctx) -> None:
 _MOVES = frozenset({"to", "cuda", "to_empty"})
 
 
+def param_default_of(node: ast.AST) -> Optional[str]:
+    """The parameter whose default is ``node`` (``def f(amp, device="cuda")`` → ``"device"``), or None."""
+    p = parent(node)
+    if not isinstance(p, ast.arguments):
+        return None
+    positional = p.posonlyargs + p.args
+    for arg, d in zip(positional[len(positional) - len(p.defaults):], p.defaults):
+        if d is node:
+            return arg.arg
+    for arg, d in zip(p.kwonlyargs, p.kw_defaults):
+        if d is node:
+            return arg.arg
+    return None
+
+
 def _reaches_device_sink(node: ast.AST, ctx) -> bool:
     """``device = "cuda"`` whose name is then used as a device (``model.to(device)``, ``device=device``,
     ``torch.device(device)``) in the same scope: the value moves tensors, so the finding is an error there
@@ -882,21 +897,25 @@ def _reaches_device_sink(node: ast.AST, ctx) -> bool:
     p = parent(node)
     if isinstance(p, ast.IfExp):  # device = "cuda" if cond else "cpu"
         node, p = p, parent(p)
-    if not (isinstance(p, ast.Assign) and p.value is node and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name)):
+    name = param_default_of(node)
+    if name is not None:  # def helper(amp, device="cuda"): a caller that leaves it out gets CUDA
+        scope = parent(p)
+    elif isinstance(p, ast.Assign) and p.value is node and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
+        name = p.targets[0].id
+        scope = ctx.enclosing_function(p) or ctx.tree
+    else:
         return False
-    name = p.targets[0].id
-    scope = ctx.enclosing_function(p) or ctx.tree
     for n in ast.walk(scope):
         if n.__class__ is not ast.Name or n.id != name or not isinstance(n.ctx, ast.Load):
             continue
         use = parent(n)
-        if isinstance(use, ast.keyword) and use.arg == "device":
+        if isinstance(use, ast.keyword) and use.arg in ("device", "device_type"):  # device_type: autocast
             return True
         if isinstance(use, ast.Call) and use.args and use.args[0] is n:
             f = use.func
             if isinstance(f, ast.Attribute) and f.attr in _MOVES and ctx.qualname(f) is None:
                 return True
-            if ctx.call_name(use) == "torch.device":
+            if ctx.call_name(use) in ("torch.device", "torch.autocast", "torch.amp.autocast"):
                 return True
     return False
 

@@ -124,6 +124,7 @@ def fp64_cast(node: ast.Call, ctx) -> None:
             return
     elif m == "to":
         if not any(_dtype_name(a, ctx) in FP64 for a in list(node.args) + [kwarg(node, "dtype")] if a is not None):
+            _numpy_to_device(node, ctx)
             return
         if _is_cpu_string(kwarg(node, "device"), ctx) or (node.args and _is_cpu_string(node.args[0], ctx)):
             return
@@ -138,6 +139,29 @@ def fp64_cast(node: ast.Call, ctx) -> None:
     if _receiver_on_cpu(func):
         return
     ctx.report(node, call=f".{m}({', '.join(ctx.args_text(node))})")
+
+
+def _numpy_to_device(node: ast.Call, ctx) -> None:
+    """``torch.from_numpy(arr).to(device)``: a NumPy float array is float64 unless made otherwise
+    (``np.linspace``, ``np.array([0.1])``), and ``from_numpy`` keeps its dtype, so the tensor lands on
+    the NPU as float64 (DiT's ``th.from_numpy(arr).to(device)[timesteps]``, field trial, issue 23).
+    Not reported with a dtype in ``.to()``, a cast right after, a CPU target, or an array cast first."""
+    inner = node.func.value  # type: ignore[attr-defined]
+    if not (isinstance(inner, ast.Call) and ctx.call_name(inner) == "torch.from_numpy" and inner.args):
+        return
+    if any(k.arg == "dtype" for k in node.keywords) or len(node.args) > 1 or not node.args:
+        return  # .to(device, dtype) / .to(device=..., dtype=...) / .to(other_tensor)?
+    if _is_cpu_string(node.args[0], ctx):
+        return
+    src = inner.args[0]
+    if isinstance(src, ast.Call) and isinstance(src.func, ast.Attribute) and src.func.attr == "astype":
+        return  # arr.astype(np.float32)
+    p = getattr(node, "_asc_parent", None)
+    if isinstance(p, ast.Attribute) and p.attr in ("float", "half", "bfloat16", "long", "int", "bool", "to", "type"):
+        return  # .to(device).float()
+    ctx.report(node, message=(f"`{ctx.segment(node)[:80]}` moves a NumPy array with its own dtype, float64 unless made "
+                              "otherwise (np.linspace, np.array of floats): many NPU kernels lack fp64; add "
+                              "`dtype=torch.float32` to `.to()` or `.astype(np.float32)` first"))
 
 
 # ---------------------------------------------------------------- DTY004

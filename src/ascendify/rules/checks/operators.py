@@ -173,12 +173,39 @@ def doc_may_fallback(node: ast.Call, ctx) -> None:
     flags = _doc_flags(release).get(api)
     if not flags or not flags[0] or api in api_fallbacks(release):
         return
-    dts = f"; verified dtypes: {flags[2].replace(',', ', ')}" if flags[2] else ""
     table = kbops.load_release(release)
+    if _optimizer_on_npu(api, table):
+        return  # its foreach/fused kernels are NPU kernels in this release (the op KB): no CPU fallback to expect
+    dts = f"; verified dtypes: {flags[2].replace(',', ', ')}" if flags[2] else ""
     own = kbapis.name_based_aten(api)
     if table.ops.get(own, ("",))[0] == "npu_kernel":  # the list and the registrations disagree: say both
         dts += f" (sources disagree: torch_npu {release} registers an NPU kernel for aten::{own})"
     ctx.report(node, api=api, torch=table.torch, dtypes=dts)
+
+
+@lru_cache(maxsize=1)
+def optimizer_kernels() -> dict:
+    """Optimizer API → the aten kernels it runs (``rules/data/optimizer_kernels.toml``)."""
+    from importlib import resources
+
+    from ascendify.rules.registry import tomllib
+
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("optimizer_kernels.toml").read_text(encoding="utf-8")
+    return {k: v["kernels"] for k, v in tomllib.loads(text)["optimizer"].items()}
+
+
+def _optimizer_on_npu(api: str, table) -> bool:
+    kernels = optimizer_kernels().get(api)
+    if not kernels:
+        return False
+    ops = table.ops
+
+    def npu(k: str) -> bool:
+        if ops.get(k, ("",))[0] == "npu_kernel":
+            return True
+        return any(name.startswith(k + ".") and v[0] == "npu_kernel" for name, v in ops.items())
+
+    return all(npu(k) for k in kernels)
 
 
 # APIs whose NPU problem a more specific rule already reports at the same call
