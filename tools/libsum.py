@@ -237,14 +237,19 @@ def main(argv=None) -> int:
         index[lib["package"]] = {"modules": lib["modules"], "data": f"{lib['package']}.json.gz", "versions": {
             v: {"file": s["file"], "url": s["url"], "sha256": s["sha256"], "entries": len(s["entries"])}
             for v, s in out["versions"].items()}}
-    index = {k: index[k] for k in sorted(index) if any(k == l["package"] for l in libs)}
-    index["_about"] = "Library summaries made by tools/libsum.py --all from the PyPI releases below (file, url, sha256 of the file read). See README.md."
-    tmp = index_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(index, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-    os.replace(tmp, index_path)
+        write_index(index_path, index, libs)  # after each library: an interrupted run keeps what it made
+    write_index(index_path, index, libs)
     return 0
+
+
+def write_index(path: str, index: dict, libs: list) -> None:
+    out = {k: index[k] for k in sorted(index) if any(k == l["package"] for l in libs)}
+    out["_about"] = "Library summaries made by tools/libsum.py --all from the PyPI releases below (file, url, sha256 of the file read). See README.md."
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(out, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

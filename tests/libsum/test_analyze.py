@@ -163,3 +163,33 @@ def test_native_roots_and_unparsable_files():
     r = _run(files, roots=("nat.cext.lib",))
     assert r["entries"]["nat.adam8"]["work"] == [["nat.cext.lib.cadam", "nat/__init__.py", 4, ""]]
     assert _run(files)["entries"] == {}  # without the root nothing is CUDA work
+
+
+def test_cuda_default_reached_when_the_library_leaves_it_out():
+    files = {"mix/__init__.py": """
+        import torch
+
+
+        def one_hot(x, n, device="cuda"):
+            return torch.full((x.size(0), n), 0.0, device=device)
+
+
+        class Mix:
+            def __call__(self, x, target):
+                return one_hot(target, 10)
+
+
+        class SafeMix:
+            def __call__(self, x, target):
+                return one_hot(target, 10, device=x.device)
+
+
+        class PositionalMix:
+            def __call__(self, x, target):
+                return one_hot(target, 10, x.device)
+    """}
+    r = _run(files)
+    assert r["entries"]["mix.one_hot"]["work"] == [['default device="cuda"', "mix/__init__.py", 4, "!device@2"]]
+    # the library's own call leaves the default: the caller's call does CUDA work unconditionally
+    assert r["entries"]["mix.Mix.__call__"]["work"] == [['default device="cuda"', "mix/__init__.py", 4, ""]]
+    assert "mix.SafeMix.__call__" not in r["entries"] and "mix.PositionalMix.__call__" not in r["entries"]

@@ -131,7 +131,7 @@ class _Def:
         self.module = module
         self.cls = cls
         self.own: List[Tuple[str, int, Optional[str]]] = []  # (what, line, condition keyword or None)
-        self.calls: List[Tuple[str, Optional[str]]] = []  # (target qualname or "self.x"/"super.x", condition)
+        self.calls: List[tuple] = []  # (target qualname or "self.x"/"super.x", condition, what the call passes)
         self.npu = False
         self.params: set = set()
         self.bases: List[str] = []
@@ -295,15 +295,15 @@ class _Walker:
                 d.own.append((q, line, cond))
                 return
             if q.split(".")[0] == self.mod.name.split(".")[0]:
-                d.calls.append((q, cond))
+                d.calls.append((q, cond, _passed(node)))
         elif isinstance(f, ast.Name):
-            d.calls.append((f"{self.mod.name}.{f.id}", cond))
+            d.calls.append((f"{self.mod.name}.{f.id}", cond, _passed(node)))
         elif isinstance(f, ast.Attribute):
             v = f.value
             if isinstance(v, ast.Name) and v.id in ("self", "cls"):
-                d.calls.append((f"self.{f.attr}", cond))
+                d.calls.append((f"self.{f.attr}", cond, _passed(node)))
             elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
-                d.calls.append((f"super.{f.attr}", cond))
+                d.calls.append((f"super.{f.attr}", cond, _passed(node)))
             if f.attr == "cuda" and q is None:
                 d.own.append((".cuda()", line, cond))
         # device strings and backends
@@ -317,6 +317,19 @@ class _Walker:
                 d.own.append(('backend="nccl"', line, cond))
         if name in ("init_process_group", "new_group") and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "nccl":
             d.own.append(('backend "nccl"', line, cond))
+
+
+def _passed(call: ast.Call) -> tuple:
+    """(keywords passed, number of positional arguments, passes *args/**kwargs) of a call."""
+    star = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+    return frozenset(k.arg for k in call.keywords if k.arg), len(call.args), star
+
+
+def _passes(passed: tuple, cond: str) -> bool:
+    """Does a call with ``passed`` give the parameter of the ``!name@pos`` condition?"""
+    kws, npos, star = passed
+    name, _, pos = cond[1:].partition("@")
+    return star or name in kws or (pos != "" and int(pos) >= 0 and npos > int(pos))
 
 
 def _public(qual: str) -> bool:
@@ -343,6 +356,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
         except (SyntaxError, ValueError):
             continue
         mods[name] = _Module(name, tree, path.endswith("__init__.py"), path)
+        mods[name].mentions_npu = "npu" in text or "get_accelerator" in text
     defs: Dict[str, _Def] = {}
     for mname, mod in mods.items():
         for st in mod.tree.body:
@@ -361,7 +375,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
         if d.kind == "class":
             continue
         _Walker(d, d.module, tuple(roots)).run()
-        d.npu = _npu_mark(d.node)
+        d.npu = d.module.mentions_npu and _npu_mark(d.node)
     # re-exports: public names users import -> defining qualname
     aliases: Dict[str, str] = {}
     for mname, mod in mods.items():
@@ -394,10 +408,10 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
     for q, d in defs.items():
         if d.kind == "class":
             init = method(q, "__init__")
-            edges[q] = [(init, None)] if init else []
+            edges[q] = [(init, None, None)] if init else []
             continue
         out = []
-        for target, cond in d.calls:
+        for target, cond, passed in d.calls:
             t = None
             if target.startswith("self.") and d.cls:
                 t = method(d.cls, target[5:])
@@ -415,7 +429,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
                     if head and canon(head) in defs:
                         t = method(head, last)
             if t and t != q:
-                out.append((t, cond))
+                out.append((t, cond, passed))
         edges[q] = out
     # fixpoint: total work (what, path, line, condition)
     total: Dict[str, List[tuple]] = {}
@@ -432,10 +446,12 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
             d = defs[q]
             if d.npu or len(total[q]) >= MAX_WORK:
                 continue
-            for t, cond in tg:
+            for t, cond, passed in tg:
                 for w in total.get(t, ()):
                     if w[3].startswith("!"):
-                        continue  # a parameter default: the call inside the library may pass it
+                        if passed is None or _passes(passed, w[3]):
+                            continue  # the call inside the library passes the parameter
+                        w = (w[0], w[1], w[2], "")
                     item = (w[0], w[1], w[2], cond or w[3] if d.kind != "class" else w[3])
                     if cond and w[3] and w[3] != cond:
                         item = (w[0], w[1], w[2], cond)
@@ -458,7 +474,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
             npu = bool(edges[q]) and defs[edges[q][0][0]].npu
         else:
             work = total[q]
-            npu = d.npu and bool(d.own or any(total.get(t) for t, _c in edges[q]))
+            npu = d.npu and bool(d.own or any(total.get(e[0]) for e in edges[q]))
         if not work and not npu:
             continue
         e = {"kind": d.kind, "file": d.module.path, "line": d.node.lineno}
@@ -474,8 +490,9 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
             if not bases[q]:
                 del bases[q]
     public_aliases = {}
+    owners = {k.rsplit(".", 1)[0] for k, e in entries.items() if e["kind"] == "method"} | set(bases)
     for a in sorted(aliases):
         c = canon(a)
-        if c != a and c in entries and _public(a):
+        if c != a and (c in entries or c in owners) and _public(a):
             public_aliases[a] = c
     return {"entries": entries, "aliases": public_aliases, "bases": bases}
