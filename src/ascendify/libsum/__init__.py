@@ -85,6 +85,7 @@ class Summary:
         self.aliases: dict = section["aliases"]
         self.bases: dict = section["bases"]
         self.advice: list = section["advice"]
+        self._owners: Optional[frozenset] = None
 
     def canonical(self, qual: str) -> str:
         if qual in self.entries:
@@ -119,12 +120,11 @@ class Summary:
         return None
 
     def is_class(self, qual: str) -> bool:
+        """Is ``qual`` a library class the summary knows (an entry, a base list, or methods with entries)?"""
         q = self.canonical(qual)
-        return q in self.bases or (self.entries.get(q) or {}).get("kind") == "class" or any(k.startswith(q + ".") for k in self._method_owners())
-
-    @lru_cache(maxsize=1)
-    def _method_owners(self) -> frozenset:
-        return frozenset(k.rsplit(".", 1)[0] + "." for k, e in self.entries.items() if e["kind"] == "method")
+        if self._owners is None:
+            self._owners = frozenset(k.rsplit(".", 1)[0] for k, e in self.entries.items() if e["kind"] == "method")
+        return q in self.bases or q in self._owners or (self.entries.get(q) or {}).get("kind") == "class"
 
 
 @lru_cache(maxsize=None)

@@ -467,8 +467,8 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
     # npu-aware marking: would have work through its own body or calls, but names the NPU
     entries: Dict[str, dict] = {}
     for q, d in sorted(defs.items()):
-        if not _public(q):
-            continue
+        if not (_public(q) if d.kind != "method" else _public(q.rsplit(".", 1)[1])):
+            continue  # a method of a private class is kept: public subclasses inherit it
         if d.kind == "class":
             work = total[q]
             npu = bool(edges[q]) and defs[edges[q][0][0]].npu
@@ -485,7 +485,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
         entries[q] = e
     bases = {}
     for q, d in sorted(defs.items()):
-        if d.kind == "class" and _public(q) and d.bases:
+        if d.kind == "class" and d.bases:
             bases[q] = [canon(b) for b in d.bases if canon(b) in defs]
             if not bases[q]:
                 del bases[q]
