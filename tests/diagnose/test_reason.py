@@ -123,3 +123,14 @@ def test_metric_rows_after_a_cann_block_are_not_its_reason(tmp_path):
             "[default1]:  0%|          | 140/1000000 [00:01<99:00:00,  1.2it/s]\n")
     rep = diagnose((_log(tmp_path, text),))
     assert all(f.id != "message-reason" and not f.reason for f in rep.findings)
+
+
+def test_engine_config_advice_is_restated_with_its_flags(tmp_path):
+    text = ("Value error, Chunked prefill is off. Argument max_num_batched_tokens (2048) is smaller than max_model_len "
+            "(8192). Please increase max_num_batched_tokens or decrease max_model_len. [type=value_error]\n")
+    top = diagnose((_log(tmp_path, text),)).findings[0]
+    assert "reason-vllm-config-advice" in top.settings
+    assert "--max-num-batched-tokens" in top.fix and "--max-model-len" in top.fix
+    one = "Value error, Too many sequences for the cache. Please lower max_num_seqs. [type=value_error]\n"
+    fix = diagnose((_log(tmp_path, one, "b.log"),)).findings[0].fix
+    assert "--max-num-seqs" in fix and " or " not in fix.split(";")[0]

@@ -43,7 +43,7 @@ class Setting:
             return None
         if not self.any and self.regex is None:
             return {}
-        blob = " ".join([finding.title, finding.cause, finding.reason or ""] + [e.text for e in finding.evidence[:5]])
+        blob = " ".join([e.text for e in finding.evidence[:5]] + [finding.reason or "", finding.title, finding.cause])
         if self.regex is not None:
             m = self.regex.search(blob)
             return None if m is None else {k: v for k, v in m.groupdict().items() if v}
@@ -94,18 +94,43 @@ def load() -> tuple:
     return out
 
 
+def _fill(groups: dict, name: str, flag: bool) -> str:
+    """``{name}`` -> the group's text; ``{name|flag}`` -> it as a command-line flag (``max_model_len`` ->
+    ``--max-model-len``)."""
+    v = groups.get(name)
+    if not v:
+        return "this"
+    return "--" + v.strip("-").replace("_", "-") if flag else v
+
+
+_OPTIONAL = re.compile(r"\[\[(.*?)\]\]")
+_PLACE = re.compile(r"\{(\w+)(\|flag)?\}")
+
+
+def _fill_text(text: str, groups: dict) -> str:
+    """Fill ``{name}`` / ``{name|flag}``; a ``[[...]]`` segment is kept only when all its placeholders have values."""
+    text = _OPTIONAL.sub(lambda m: m.group(1) if all(groups.get(p.group(1)) for p in _PLACE.finditer(m.group(1))) else "",
+                         text)
+    return " ".join(_PLACE.sub(lambda m: _fill(groups, m.group(1), bool(m.group(2))), text).split())
+
+
 def apply(findings: list, framework: Optional[str]) -> None:
     """Add the settings that apply to each finding (leading or trailing its fix); ``details.framework_settings``
     names them."""
     settings = load()
+    by_id = {s.id: s for s in settings}
     for f in findings:
         lead, tail, ids, causes = [], [], [], []
         for s in settings:
             groups = s.match(f, framework)
             if groups is None:
                 continue
-            fill = (lambda t: re.sub(r"\{(\w+)\}", lambda m: groups.get(m.group(1), "this"), t))
-            (lead if s.lead else tail).append(fill(s.text) + ("" if s.verified else " (unverified)"))
+            fill = (lambda t: _fill_text(t, groups))
+            text = fill(s.text) + ("" if s.verified else " (unverified)")
+            if s.lead and s.regex is not None:
+                lead.insert(sum(1 for x in ids if by_id[x].regex is not None and by_id[x].lead), text)  # phrase rules first
+            else:
+                (lead if s.lead else tail).append(text)
             if s.cause:
                 causes.append(fill(s.cause))
             ids.append(s.id)
