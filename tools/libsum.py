@@ -233,8 +233,11 @@ def main(argv=None) -> int:
             out["versions"][v] = sec
             print(f"{lib['package']}=={v}: {sec['modules']} modules, {len(sec['entries'])} entries, "
                   f"{sum(1 for e in sec['entries'].values() if e.get('npu_aware'))} npu-aware", flush=True)
-        write_gz(os.path.join(a.out, f"{lib['package']}.json.gz"), out)
-        index[lib["package"]] = {"modules": lib["modules"], "data": f"{lib['package']}.json.gz", "versions": {
+        gz = os.path.join(a.out, f"{lib['package']}.json.gz")
+        write_gz(gz, out)
+        with open(gz, "rb") as fh:
+            data_sha = hashlib.sha256(fh.read()).hexdigest()
+        index[lib["package"]] = {"modules": lib["modules"], "data": f"{lib['package']}.json.gz", "data_sha256": data_sha, "versions": {
             v: {"file": s["file"], "url": s["url"], "sha256": s["sha256"], "entries": len(s["entries"])}
             for v, s in out["versions"].items()}}
         write_index(index_path, index, libs)  # after each library: an interrupted run keeps what it made
