@@ -35,7 +35,7 @@ def test_packaging_and_widened_triggers(tmp_path, line, fid, word):
 
 def test_dcmi_8005_device_held_by_another_process(tmp_path):
     top = _top(tmp_path, "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\n")
-    assert top.id == "npu-smi-dcmi-init" and "occupied by another" in top.cause and "variant" not in top.details
+    assert top.id == "npu-smi-dcmi-init" and "occupied by another" in top.cause and not top.variant
 
 
 def test_dcmi_8005_in_a_container_without_capabilities(tmp_path):
@@ -45,7 +45,8 @@ def test_dcmi_8005_in_a_container_without_capabilities(tmp_path):
     top = _top(tmp_path, text)
     assert top.id == "npu-smi-dcmi-init"
     assert "container lacks the capabilities" in top.cause and "--privileged" in top.fix
-    assert top.details["variant"] in ("docker", "permission denied", "/dev/davinci")
+    assert top.variant in ("docker", "permission denied", "/dev/davinci")
+    assert diagnose((str(tmp_path / "a.log"),)).to_dict()["findings"][0]["variant"] == top.variant
 
 
 def test_fp16_saturation_printed_as_65504(tmp_path):

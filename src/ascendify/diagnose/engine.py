@@ -132,6 +132,7 @@ class Finding:
     reason: str = ""  # the message's own reason text (CANN `Reason:` / continuation lines, the exception's message)
     known_issue: Optional[dict] = None  # the known issue matched (known_issues.Match.to_dict() + "fix_note")
     settings: list = field(default_factory=list)  # ids of the framework settings added to the fix (frameworks.toml)
+    variant: str = ""  # the word of another log line that chose this entry's variant reading (signature variants)
 
     def add(self, hit: Hit) -> None:
         self.count += 1
@@ -176,6 +177,7 @@ class Finding:
             "next_step": self.next_step, "details": self.details, "scan_rules": rules,
             "consequence_of": self.consequence_of or None, "source": self.source, "verified": self.verified,
             "reason": self.reason or None, "known_issue": self.known_issue, "framework_settings": self.settings or None,
+            "variant": self.variant or None,
         }
 
 
@@ -769,7 +771,7 @@ class Aggregator:
             for when, title, cause, fix in sig.variants:
                 if any(w.lower() in t for w in when for t in others):
                     f.title, f.cause, f.fix = title or f.title, cause or f.cause, fix or f.fix
-                    f.details["variant"] = next(w for w in when if any(w.lower() in t for t in others))
+                    f.variant = next(w for w in when if any(w.lower() in t for t in others))
                     break
 
     def _last_resort(self) -> Optional[Finding]:
