@@ -161,3 +161,34 @@ def test_a_helpers_cuda_default_reaches_its_callers(tmp_path):
     assert found[("DEV024", "utils/torch_utils.py", 4)].severity == "error"  # it selects AMP's device
     call = found[("DEV026", "train.py", 5)]
     assert "utils/torch_utils.py" in call.message and "DEV024 at line 4" in call.message
+
+
+LOG_EVERY = """
+import torch
+
+
+def log_every(iterable, header):
+    if torch.cuda.is_available():
+        log_msg = header + " max mem: {memory:.0f}"
+    else:
+        log_msg = header
+    for i, obj in enumerate(iterable):
+        if i % 10 == 0:
+            if torch.cuda.is_available():
+                print(log_msg.format(memory=torch.cuda.max_memory_allocated()))
+            else:
+                print(log_msg.format())
+        yield obj
+"""
+
+
+def test_same_test_text_nested_deeper_is_still_one_guard(tmp_path):
+    """detr/mae's MetricLogger: the first guard chooses the format string, the second one (in a loop)
+    fills it; fixing the first alone makes the NPU path fail with KeyError 'memory'."""
+    from ascendify.fix.run import fix_source
+
+    _write(tmp_path, {"misc.py": LOG_EVERY})
+    s = Settings(target="agnostic").validate()
+    src = read_source(str(tmp_path / "misc.py"))
+    text = fix_source(src, analyze_source(src, "misc.py", s), s, "misc.py")[0]
+    assert text.count("if torch.cuda.is_available():") == 2  # neither changed: max_memory_allocated has no agnostic fix

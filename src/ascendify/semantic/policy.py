@@ -109,6 +109,7 @@ def apply_policy(findings: list, ctx) -> list:
     groups: dict = {}  # id(origin) -> (origin, [body findings])
     contexts: dict = {}
     holds_back: set = set()  # id() of body findings that keep their guard as written whatever their severity
+    keys = _GroupKeys()
     for f in findings:
         node = nodes.get(id(f))
         if node is None or not f.code.startswith(POLICY_PREFIXES):
@@ -141,7 +142,7 @@ def apply_policy(findings: list, ctx) -> list:
             continue
         if c.intent:
             if c.dead and c.dead_origin is not None:  # CUDA-only-by-intent code under the guard: it holds the guard back
-                groups.setdefault(_group_key(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
+                groups.setdefault(keys.of(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
             lib = library(c.intent_lib) or {}
             alt = lib.get("alternative", "")
             f.fix = None
@@ -165,7 +166,7 @@ def apply_policy(findings: list, ctx) -> list:
                 f.fix = _table_entry_for_npu(ctx, node) if ctx.settings.target == "npu" else None
                 if f.fix is None:
                     holds_back.add(id(f))
-            groups.setdefault(_group_key(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
+            groups.setdefault(keys.of(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
         out.append(f)
     if not groups:
         return out
@@ -173,11 +174,11 @@ def apply_policy(findings: list, ctx) -> list:
     for f in out:
         c = contexts.get(id(f))
         if c is not None and c.dead and c.dead_origin is not None:
-            origins.setdefault(_group_key(c.dead_origin, nodes[id(f)]), set()).add(c.dead_origin)
+            origins.setdefault(keys.of(c.dead_origin, nodes[id(f)]), set()).add(c.dead_origin)
     for key, (origin, body) in groups.items():
         same = origins.get(key, {origin}) | {origin}
         guard = [f for f in out if id(f) in contexts and nodes.get(id(f)) is not None and f not in body
-                 and (any(_covers(nodes[id(f)], o) for o in same) or _group_key(nodes[id(f)], nodes[id(f)]) == key)]
+                 and (any(_covers(nodes[id(f)], o) for o in same) or keys.of(nodes[id(f)], nodes[id(f)]) == key)]
         line = getattr(origin, "lineno", 0)
         fixable_guard = [g for g in guard if g.fix is not None]
         # what must change with the guard: the body's CUDA code (errors and silent downgrades); its
@@ -225,35 +226,45 @@ def test_decorator(d: ast.AST) -> bool:
     return False
 
 
-def _group_key(origin: ast.AST, node: ast.AST) -> tuple:
+class _GroupKeys:
     """Guards that test the same thing in one function change together or not at all
     (``if torch.cuda.is_available(): log_msg = ... {memory}`` and, later, the ``.format(memory=...)``
-    under the same test): the function and the test as written."""
-    fn = node
-    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        fn = getattr(fn, "_asc_parent", None)
-    try:
-        text = ast.dump(origin)
-    except Exception:  # noqa: BLE001
-        text = str(id(origin))
-    return (id(fn), text, _branch_path(origin, fn))
+    under the same test, also nested in a loop): the function and the test as written — except that
+    tests in mutually exclusive branches are separate guards (``elif args.distributed: if device.type ==
+    'cuda': ...`` and a sibling ``elif device.type == 'cuda':``, the imagenet example)."""
+
+    def __init__(self):
+        self._classes: dict = {}  # (id(fn), text) -> [(branch sides, class number)]
+
+    def of(self, origin: ast.AST, node: ast.AST) -> tuple:
+        fn = node
+        while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            fn = getattr(fn, "_asc_parent", None)
+        try:
+            text = ast.dump(origin)
+        except Exception:  # noqa: BLE001
+            text = str(id(origin))
+        sides = _branch_sides(origin, fn)
+        known = self._classes.setdefault((id(fn), text), [])
+        for other, number in known:
+            if not any(k in sides and sides[k] != side for k, side in other.items()):
+                return (id(fn), text, number)
+        known.append((sides, len(known)))
+        return (id(fn), text, len(known) - 1)
 
 
-def _branch_path(origin: ast.AST, fn: Optional[ast.AST]) -> tuple:
-    """The branches that hold the test ``origin`` inside ``fn``: ((id(if), "body" | "orelse"), ...).
-    Two tests with the same text are one guard only on the same path — ``elif args.distributed:
-    if device.type == "cuda": ...`` and a sibling ``elif device.type == "cuda":`` are not."""
-    out = []
+def _branch_sides(origin: ast.AST, fn: Optional[ast.AST]) -> dict:
+    """id(if) → "body" / "orelse" for each ``if`` inside ``fn`` whose branch holds ``origin``."""
+    out: dict = {}
     child, p = origin, getattr(origin, "_asc_parent", None)
     while p is not None and p is not fn:
-        if p.__class__ in (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.With, ast.AsyncWith, ast.ExceptHandler):
-            for name in ("body", "orelse", "handlers", "finalbody"):
-                block = getattr(p, name, None)
-                if block and any(x is child for x in block):
-                    out.append((id(p), name))
-                    break
+        if p.__class__ is ast.If:
+            if any(x is child for x in p.body):
+                out[id(p)] = "body"
+            elif any(x is child for x in p.orelse):
+                out[id(p)] = "orelse"
         child, p = p, getattr(p, "_asc_parent", None)
-    return tuple(out)
+    return out
 
 
 def _in_decorator(node: ast.AST) -> bool:
