@@ -2,7 +2,8 @@
 
 Every command is loaded lazily from its capability package (``LAZY_COMMANDS``) so start-up
 stays fast; the options they share are declared once in ``ascendify.options`` (docs/cli.md).
-Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage or internal error.
+Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage or internal error, 130 Ctrl-C
+(``ascendify.procutil`` stops worker pools at once).
 """
 
 from __future__ import annotations
