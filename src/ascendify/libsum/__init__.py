@@ -7,8 +7,8 @@ library's file only when a project imports that library.
 
 The release is chosen per project: the version the project pins (``==`` in its requirements /
 pyproject / setup files, read with :mod:`ascendify.deps`) when it is summarised, else the newest
-summarised release not above the pin, else the newest; :attr:`Summary.how` says which, for the
-message.
+summarised release not above the pin, else (a pin older than all) the oldest summarised, else
+(no pin) the newest; :attr:`Summary.how` says which, for the message.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ def choose(package: str, pinned: Optional[str]) -> Tuple[str, str]:
     below = [v for v in versions if vkey(v) <= vkey(pinned)]
     if below:
         return below[-1], f"{package} {below[-1]}, the nearest summarised release below the pinned {pinned}"
-    return newest, f"{package} {newest}, the newest release summarised (the pinned {pinned} is older than any summarised)"
+    oldest = versions[0]
+    return oldest, f"{package} {oldest}, the oldest release summarised (the pinned {pinned} is older than any summarised)"
 
 
 class Summary:
