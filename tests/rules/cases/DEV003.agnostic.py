@@ -10,3 +10,7 @@ d3 = torch.device(f"{DEVICE_TYPE}:{local_rank}")  # expect: DEV003
 d4 = Device(DEVICE_TYPE)  # expect: DEV003
 d5 = torch.device(type=DEVICE_TYPE, index=1)  # expect: DEV003
 d6 = torch.device(f"{DEVICE_TYPE}:{local_rank}")  # expect: DEV003
+
+
+def dev():
+    return torch.device(DEVICE_TYPE)  # expect: DEV003

@@ -8,3 +8,7 @@ d3 = torch.device(f"npu:{local_rank}")  # expect: DEV003
 d4 = Device("npu")  # expect: DEV003
 d5 = torch.device(type="npu", index=1)  # expect: DEV003
 d6 = torch.device("npu:%d" % local_rank)  # expect: DEV003
+
+
+def dev():
+    return torch.device("npu")  # expect: DEV003

@@ -104,6 +104,8 @@ def cuda_literal(node: Optional[ast.AST]) -> bool:
         return is_cuda_device_string(node.value)
     if cls is ast.JoinedStr and node.values:
         first = node.values[0]
+        if len(node.values) == 1 and isinstance(first, ast.Constant):  # f"cuda": an f-string without fields
+            return is_cuda_device_string(first.value)
         return isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value == "cuda:" and len(node.values) > 1
     if cls is ast.BinOp or cls is ast.Call:
         return _formatted_cuda(node) is not None
@@ -171,6 +173,15 @@ def literal_edits(ctx, node: ast.AST, target: str, npu_import: bool = True) -> O
     agnostic: ``DEVICE_TYPE``, ``f"{DEVICE_TYPE}:1"``, ``f"{DEVICE_TYPE}:{r}"`` plus the prelude.
     """
     formatted = _formatted_cuda(node) if node.__class__ in (ast.BinOp, ast.Call) else None
+    if node.__class__ is ast.JoinedStr and len(node.values) == 1 and isinstance(node.values[0], ast.Constant):
+        v, seg = node.values[0].value, ctx.segment(node)  # f"cuda" (guided-diffusion's dist_util.dev()): a plain string
+        q = seg[-1:] if seg[-1:] in ("'", '"') else '"'
+        if target == "npu":
+            return [ctx.replace(node, q + "npu" + v[4:] + q)] + (_npu_import(ctx) if npu_import else [])
+        pre = agnostic_prelude(ctx)
+        if pre is None:
+            return None
+        return [ctx.replace(node, agn.NAME if v == "cuda" else f'f"{{{agn.NAME}}}:{v[5:]}"')] + pre
     if target == "npu":
         imp = _npu_import(ctx) if npu_import else []
         if formatted is not None:
