@@ -42,7 +42,33 @@ REPOS = {
     "minGPT": ("https://github.com/karpathy/minGPT", "37baab71b9abea1b76ab957409a1cc2fbfba8a26"),
     "examples": ("https://github.com/pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8"),
     "pytorch-image-models": ("https://github.com/huggingface/pytorch-image-models", "aa4b5850c1543fa488abf260f18390eda46cf85d"),
+    "denoising-diffusion-pytorch": ("https://github.com/lucidrains/denoising-diffusion-pytorch", "faed4db28e724735323fa91c70aa9b28a6e1cbac"),
 }
+
+# the repository has no training script: the trial's own driver, the README's Trainer example at toy size
+DDPM_DRIVER = """\
+from denoising_diffusion_pytorch import Unet, GaussianDiffusion, Trainer
+
+model = Unet(dim=8, dim_mults=(1, 2), flash_attn=False)
+diffusion = GaussianDiffusion(model, image_size=16, timesteps=10, sampling_timesteps=5)
+trainer = Trainer(diffusion, "data/images", train_batch_size=2, train_lr=8e-5, train_num_steps=3,
+                  gradient_accumulate_every=1, ema_decay=0.995, amp=False, calculate_fid=False,
+                  save_and_sample_every=1000, results_folder="out-trial")
+trainer.train()
+"""
+
+
+def _ddpm(d: str) -> None:
+    import numpy as np
+    from PIL import Image
+
+    folder = os.path.join(d, "data", "images")
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.RandomState(0)
+    for i in range(100):  # the Trainer asserts at least 100 images
+        Image.fromarray(rng.randint(0, 256, size=(16, 16, 3)).astype("uint8")).save(os.path.join(folder, f"{i}.png"))
+    with open(os.path.join(d, "trial_train.py"), "w", encoding="utf-8") as fh:
+        fh.write(DDPM_DRIVER)
 
 
 # ----------------------------------------------------------------------------- synthetic data
@@ -158,6 +184,12 @@ ENTRIES = [
                  "--no-prefetcher", "--sched", "step", "--lr", "0.01", "--warmup-epochs", "0", "--amp"],
         "cpu": None, "cmp": [],
         "loss": r"Train: \d+ \[\s*(\d+)/\d+.*?Loss:\s+([0-9.]+)",
+    },
+    {
+        "name": "ddpm", "title": "denoising-diffusion-pytorch Trainer (trial driver)", "repo": "denoising-diffusion-pytorch",
+        "cwd": ".", "setup": _ddpm, "argv": ["trial_train.py"], "env": {"PYTHONPATH": "."},
+        "cpu": [], "cmp": [],  # accelerate picks the device itself: the CPU on a plain machine
+        "loss": r"(loss): ([0-9.]+)",
     },
     {
         "name": "wlm", "title": "pytorch/examples word_language_model (LSTM)", "repo": "examples", "cwd": "word_language_model",
@@ -317,7 +349,7 @@ def trial(entry, work: str, timeout: int) -> dict:
     cpu_l = _losses(entry, res["cpu"]["out"] + res["cpu"]["err"])
     cmp_l = _losses(entry, res["cmp"]["out"] + res["cmp"]["err"])
     if entry["cpu"] is None:
-        loss = "not comparable (fp16 AMP on the NPU; a CPU autocasts to bf16)"
+        loss = "no CPU baseline run (see the entry)"
     elif code not in (0, 130, -2) or not cpu_l:
         loss = f"no CPU baseline (exit {code}: {(err.strip().splitlines() or ['?'])[-1][:100]})"
     elif not cmp_l:
