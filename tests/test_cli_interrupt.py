@@ -91,8 +91,9 @@ def _interrupt(args: list, cwd, twice: bool = False, started=None, settle: float
                 pass
 
 
-def _assert_clean_stop(rc, elapsed, err, left):
-    assert rc == 130, err
+def _assert_clean_stop(rc, elapsed, err, left, twice: bool = False):
+    # a second Ctrl-C during the exit may end the process by SIGINT itself: the shell shows 130 as well
+    assert rc == 130 or (twice and rc == -signal.SIGINT), (rc, err)
     assert elapsed < BOUND_S, f"took {elapsed:.2f} s after SIGINT"
     assert err.splitlines() == ["ascendify: interrupted"], err
     assert left == [], f"processes left behind: {left}"
@@ -111,7 +112,7 @@ def test_ctrl_c_while_workers_start(big_tree):
 
 
 def test_second_ctrl_c_is_immediate(big_tree):
-    _assert_clean_stop(*_interrupt(["scan", "--no-cache", "--jobs", "2", "."], big_tree, twice=True))
+    _assert_clean_stop(*_interrupt(["scan", "--no-cache", "--jobs", "2", "."], big_tree, twice=True), twice=True)
 
 
 def test_ctrl_c_during_fix_pool_leaves_no_temp_file(big_tree, tmp_path):

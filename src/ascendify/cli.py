@@ -108,6 +108,19 @@ def usage_error(exc: click.UsageError) -> int:
     return exc.exit_code if isinstance(exc.exit_code, int) else 2
 
 
+def _interrupted() -> None:
+    """After Ctrl-C: one line, exit 130.  A further Ctrl-C from here on ends the process at once
+    (the default action: the shell shows 130 too), never with a traceback."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except ValueError:  # not the main thread (in-process callers)
+        pass
+    click.echo("ascendify: interrupted", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Console-script entry point: one-line errors, never a traceback (exit 2)."""
     try:
@@ -120,12 +133,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         click.echo(f"ascendify: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
     except (Interrupted, KeyboardInterrupt):  # worker pools stop themselves (ascendify.procutil)
-        click.echo("ascendify: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        _interrupted()
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, KeyboardInterrupt):
-            click.echo("ascendify: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+            _interrupted()
         click.echo("ascendify: aborted", err=True)
         sys.exit(2)
     except AscendifyError as exc:
