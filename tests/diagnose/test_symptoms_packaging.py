@@ -70,3 +70,14 @@ def test_an_integer_65504_is_not_saturation(tmp_path):
     p = tmp_path / "d.log"
     p.write_text("2026-05-01 10:00:00,000 INFO step 65504 loss 0.123\n[rank0]: port 65504 in use? no\n", encoding="utf-8")
     assert not [f for f in diagnose((str(p),)).findings if f.id == "fp16-saturation-65504"]
+
+
+def test_vllm_stats_kv_cache_full_with_requests_pending(tmp_path):
+    full = ("INFO 05-09 00:50:00 metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 812.4 "
+            "tokens/s, Running: 48 reqs, Swapped: 0 reqs, Pending: 16 reqs, GPU KV cache usage: 99.6%, CPU KV cache usage: 0.0%.\n")
+    top = _top(tmp_path, full)
+    assert top.id == "vllm-kv-cache-saturated" and top.details["usage"] == "99.6" and top.details["pending"] == "16"
+    calm = full.replace("Pending: 16", "Pending: 0").replace("99.6%", "41.2%")
+    p = tmp_path / "calm.log"
+    p.write_text(calm, encoding="utf-8")
+    assert not [f for f in diagnose((str(p),)).findings if f.id == "vllm-kv-cache-saturated"]
