@@ -167,6 +167,8 @@ def summarise(lib: dict, version: str, cache: str, offline: bool, known: dict) -
     table = _cuda_only()
     advice: list = []
     for q, e in res["entries"].items():
+        if "work" in e and lib.get("npu_aware"):
+            e["npu_aware"] = True  # the library dispatches to the NPU itself (sources.toml says where)
         if "work" in e:
             a = list(advice_for(q, e["work"], lib, table, version))
             if a not in advice:
@@ -186,7 +188,7 @@ def summarise(lib: dict, version: str, cache: str, offline: bool, known: dict) -
         return ok
 
     kept = {c: b for c, b in bases.items() if reaches(c)}
-    section = {"file": info["file"], "url": info["url"], "sha256": info["sha256"], "modules": len(src),
+    section = {"npu_aware": lib.get("npu_aware", ""), "file": info["file"], "url": info["url"], "sha256": info["sha256"], "modules": len(src),
                "entries": res["entries"], "aliases": res["aliases"], "bases": kept, "advice": advice}
     return section
 

@@ -149,12 +149,16 @@ def _cuda_test(test: ast.AST) -> bool:
 
 
 def _availability_test(test: ast.AST) -> bool:
-    """``if has_apex:`` / ``if is_xformers_available():`` / ``if HAS_TRITON``: the library's own
-    optional path, taken only where that package is installed (never a CUDA-only one on Ascend)."""
+    """``if has_apex:`` / ``if is_xformers_available():`` / ``if HAS_TRITON``, and tests of a
+    bitsandbytes/xformers/flash_attn/apex object or flag (``is_loaded_in_8bit``,
+    ``isinstance(m, bnb.nn.Linear8bitLt)``): the library's own optional path, taken only where
+    that package is installed or its model loaded (the user's import or option is the finding)."""
     for n in ast.walk(test):
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
         if name and (name.lower().lstrip("_").startswith("has_") or "available" in name.lower()):
             return True
+        if name and any(t in name.lower() for t in ("8bit", "4bit", "bnb", "xformers", "flash_attn", "apex")):
+            return True  # is_loaded_in_8bit, isinstance(m, bnb.nn.Linear8bitLt): a quantized/CUDA-only model's path
     return False
 
 

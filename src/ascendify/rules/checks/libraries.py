@@ -6,10 +6,12 @@ keyword.  This check reports the user's call: a function call, a class instantia
 ``Class.from_pretrained(...)``-style constructor, ``instance(...)`` (``__call__``) and
 ``instance.method(...)`` where the instance's class is known from its assignment.
 
-Not reported: library paths that name the NPU (npu-aware in the summary), calls the CUDA-only
-library rules already report (EXT002–EXT005 report the import of apex, flash_attn, xformers,
-bitsandbytes; EXT012/EXT013 their switch-on APIs and options), work behind a keyword the call
-does not pass, and a ``device="cuda"`` default the call overrides.
+Not reported: library paths that name the NPU (npu-aware in the summary, or a library that
+dispatches to the NPU itself: accelerate), calls of the switch-on APIs and options EXT012/EXT013
+report (``enable_xformers_memory_efficient_attention``, ``load_in_8bit=``), work behind a keyword
+the call does not pass, and a ``device="cuda"`` default the call overrides.  Calls into a
+CUDA-only library (``bnb.optim.AdamW8bit(...)``) are reported at the call, with what it runs,
+besides the import finding of EXT002–EXT005.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ def _file_libs(ctx) -> dict:
 
     known = libsum.module_packages()
     tops = {m.split(".")[0] for m in ctx.imported_modules} & set(known)
-    tops -= _CUDA_ROOTS
     got = {}
     if tops:
         pins = libsum.project_pins(os.path.abspath(ctx.src.path)) if getattr(ctx.src, "path", None) else {}
@@ -61,23 +62,39 @@ def _file_libs(ctx) -> dict:
     return got
 
 
+def _callee_names(func: ast.AST, ctx) -> list:
+    """Qualified names a called expression can be: its import (``bnb.optim.AdamW8bit``), or for a
+    local name the imported names assigned to it (``optimizer_class = bnb.optim.AdamW8bit`` in one
+    branch, ``torch.optim.AdamW`` in the other)."""
+    q = ctx.qualname(func)
+    if q is not None:
+        return [q]
+    if not isinstance(func, ast.Name):
+        return []
+    out = []
+    for v in ctx.assigned_values(func)[:8]:
+        if isinstance(v, (ast.Name, ast.Attribute)) and v is not func:
+            vq = ctx.qualname(v)
+            if vq is not None and vq not in out:
+                out.append(vq)
+    return out
+
+
 def _class_of(expr: ast.AST, ctx, libs: dict) -> Optional[tuple]:
     """(summary, class qualname) of the library class an expression's value is an instance of:
     ``NativeScaler()``, ``Pipe.from_pretrained(...)``, or a name always assigned one of those."""
     v = ctx.resolve(expr) if isinstance(expr, ast.Name) else expr
     if not isinstance(v, ast.Call):
         return None
-    q = ctx.call_name(v)
-    if q is None:
-        return None
-    s = libs.get(q.split(".")[0])
-    if s is None:
-        return None
-    if s.is_class(q):
-        return s, s.canonical(q)
-    head, _, last = q.rpartition(".")
-    if head and last.startswith("from_") and s.is_class(head):
-        return s, s.canonical(head)
+    for q in _callee_names(v.func, ctx):
+        s = libs.get(q.split(".")[0])
+        if s is None:
+            continue
+        if s.is_class(q):
+            return s, s.canonical(q)
+        head, _, last = q.rpartition(".")
+        if head and last.startswith("from_") and s.is_class(head):
+            return s, s.canonical(head)
     return None
 
 
@@ -115,11 +132,11 @@ def library_call(node: ast.Call, ctx) -> None:
     if last in _API or any(k.arg in _OPTIONS for k in node.keywords):
         return  # EXT012/EXT013 report it
     found = None
-    q = ctx.call_name(node)
-    if q is not None:
+    names = _callee_names(f, ctx)
+    for q in names:
         s = libs.get(q.split(".")[0])
         if s is None:
-            return
+            continue
         got = s.entry(q)
         if got is None:
             head, _, meth = q.rpartition(".")
@@ -127,6 +144,9 @@ def library_call(node: ast.Call, ctx) -> None:
                 got = s.method(head, meth)
         if got is not None:
             found = (s, got, q)
+            break
+    if found is not None or names:
+        pass
     elif isinstance(f, ast.Name):  # instance(...): __call__
         c = _class_of(f, ctx, libs)
         if c is not None:
