@@ -79,6 +79,33 @@ def stop_processes(procs: list, grace: float = GRACE_S) -> None:
             signal.signal(signal.SIGINT, old)
 
 
+def _noop() -> None:
+    return None
+
+
+def _start_workers(ex: ProcessPoolExecutor) -> None:
+    """Start the pool's workers now (with the fork start method the executor forks all of them at
+    the first submit) while SIGINT only sets a flag here: a forked worker inherits that handler, so
+    a Ctrl-C in the instant before :func:`_worker_start` ignores SIGINT there prints no traceback
+    from inside multiprocessing.  A Ctrl-C that came meanwhile is raised here afterwards."""
+    hit = {"sigint": False}
+
+    def _flag(signum, frame) -> None:
+        hit["sigint"] = True
+
+    try:
+        old = signal.signal(signal.SIGINT, _flag)
+    except ValueError:  # not the main thread
+        ex.submit(_noop)
+        return
+    try:
+        ex.submit(_noop)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if hit["sigint"]:
+        raise KeyboardInterrupt
+
+
 def _alive(p) -> bool:
     try:
         return p.is_alive()
@@ -95,6 +122,7 @@ def worker_pool(max_workers: int, initializer: Optional[Callable] = None, initar
     ex = ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context, initializer=_worker_start,
                              initargs=(initializer, initargs))
     try:
+        _start_workers(ex)
         yield ex
     except BaseException:
         procs = list((getattr(ex, "_processes", None) or {}).values())
