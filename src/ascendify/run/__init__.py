@@ -48,6 +48,8 @@ so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (ti
                   by the device they are on at exit
     ``exception`` {type, message, traceback: [{file, line, function, code}], user_frame}  -- uncaught
                   exception (sys.excepthook and threading.excepthook, chained)
+    ``mode``      {mode: "python", reason, limits}  -- mode "auto" chose shim but the shim did not build or
+                  load in this process: it runs in the Python mode (a one-line note on stderr says so)
     ``end``       {exit_code}  -- at exit (SystemExit code, 1 after an uncaught exception, else 0)
 
     A ``user_frame`` is ``{file, line, function, code}`` or null; see

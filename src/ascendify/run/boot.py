@@ -187,7 +187,21 @@ def _install(cfg) -> None:
 
         backend = backend_mod.PythonBackend()
     D.init(cfg.devices, cfg.chip, capacity, cfgmod.bf16_supported(cfg.chip), backend)
-    n_direct = backend_mod.install(release, cfg.devices, capacity)
+    try:
+        n_direct = backend_mod.install(release, cfg.devices, capacity)
+    except Exception as e:  # noqa: BLE001 - a shim that does not build: mode auto takes the Python mode
+        if S.mode != "shim" or cfg.mode != "auto":
+            raise
+        reason = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        print(f"ascendify run: the C++ shim did not build or load ({reason}); using the pure-Python mode",
+              file=sys.stderr)
+        S.mode = S.info["mode"] = "python"
+        events.emit("mode", mode="python", reason=reason, limits=limits("python"))
+        from ascendify.run import python_backend as backend_mod
+
+        backend = backend_mod.PythonBackend()
+        D.init(cfg.devices, cfg.chip, capacity, cfgmod.bf16_supported(cfg.chip), backend)
+        n_direct = backend_mod.install(release, cfg.devices, capacity)
     npu = D.build_module("torch_npu.npu")
     torch._register_device_module("npu", npu)
     torch.utils.generate_methods_for_privateuse1_backend()

@@ -114,6 +114,11 @@ def param_devices() -> dict:
 
 
 def exit_events() -> None:
+    import sys
+
+    sb = sys.modules.get("ascendify.run.shim_backend")
+    if sb is not None:
+        sb.merge_fast_counts()
     by_class, by_op = policy.counts()
     events.emit("op", counts_by_class=by_class, counts_by_op=by_op)
     common.host_sync_totals()

@@ -201,6 +201,58 @@ _SKIP_DIRECT = frozenset({"copy_", "_to_copy", "empty", "empty_strided", "as_str
                           "resize_as_", "detach_", "requires_grad_", "_coalesced_", "fill_diagonal_"})
 
 
+_DTYPES = {"Double": torch.float64, "ComplexFloat": torch.complex64, "ComplexDouble": torch.complex128,
+           "ComplexHalf": torch.complex32}
+_ext = None
+_merged: Dict[Any, int] = {}
+
+
+def _on_dtype(name: str, overload: str, dtype: str) -> None:
+    """Called by the C++ fast path the first time an op meets a float64/complex tensor."""
+    func = common.overload(name.split("::")[-1] + ("." + overload if overload else ""))
+    if func is not None and dtype in _DTYPES:
+        policy.on_dtype(policy.policy(func), _DTYPES[dtype])
+
+
+def merge_fast_counts() -> None:
+    """Add the calls counted by the C++ fast path to the per-op counts (idempotent)."""
+    if _ext is None or not hasattr(_ext, "fast_counts"):
+        return
+    for name, ov, n in _ext.fast_counts():
+        func = common.overload(name.split("::")[-1] + ("." + ov if ov else ""))
+        if func is None:
+            continue
+        pol = policy.policy(func)
+        pol.n += n - _merged.get(func, 0)
+        _merged[func] = n
+
+
+_NOT_FAST_TYPES = ("Generator", "Device", "Layout", "Tensor?[]", "Storage", "Stream", "Dimname", "ScalarType?")
+
+
+def fast_ops(release) -> "list[str]":
+    """The KB's NPU-kernel ops the C++ fast path can judge alone: no generator, device, out= or view, no cpu
+    tensor allowed beside npu ones, not a host sync, not a composite torch_npu replaces above autograd."""
+    names = []
+    for key, (cls, _impl, disp) in release.ops.items():
+        if cls not in ("npu_kernel", "npu_via_structured_out") or "CompositeImplicitAutograd" in disp:
+            continue
+        base = key.split(".")[0]
+        if base in _SKIP_DIRECT or base in common.NO_GENERATOR_RANDOM or base == "_local_scalar_dense":
+            continue
+        op = common.overload(key)
+        if op is None or op in _CPU_OK:
+            continue
+        sch = op._schema
+        if any(r.alias_info is not None and not r.alias_info.is_write for r in sch.returns):
+            continue
+        if any(any(t in str(a.type) for t in _NOT_FAST_TYPES) or a.name == "generator"
+               or (a.alias_info is not None and a.alias_info.is_write and a.kwarg_only) for a in sch.arguments):
+            continue
+        names.append(key)
+    return names
+
+
 class ShimBackend(D.Backend):
     def current_device(self) -> int:
         return torch._C._accelerator_getDeviceIndex()
@@ -217,10 +269,12 @@ class ShimBackend(D.Backend):
 
 def install(release, count: int, capacity: int) -> int:
     """Load the shim and register the Python side; returns the number of direct kernels."""
-    global _as_cpu, _adopt, _mem, _reset_peak, _CPU_OK, _LOCAL_SCALAR
+    global _as_cpu, _adopt, _mem, _reset_peak, _CPU_OK, _LOCAL_SCALAR, _ext
+    import os
+
     from ascendify.run import shim
 
-    ext = shim.load_library()
+    ext = _ext = shim.load_library()
     ext.configure(count, capacity)
     _as_cpu, _adopt, _mem, _reset_peak = ext.as_cpu, ext.adopt, ext.mem_stats, ext.reset_peak
     _CPU_OK = common.op_set(common.CPU_OK_NAMES)
@@ -232,9 +286,12 @@ def install(release, count: int, capacity: int) -> int:
     fb = torch.library.Library("_", "IMPL")
     _libs.append(fb)
     fb.fallback(_fallback, "PrivateUse1")
+    fast = set(fast_ops(release)) if os.environ.get("ASCENDIFY_RUN_FAST", "1") != "0" else set()
+    if fast:
+        ext.register_fast(sorted(fast), _on_dtype)
     lib = torch.library.Library("aten", "IMPL")
     _libs.append(lib)
-    n = 0
+    n = len(fast)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for key, (cls, _impl, disp) in release.ops.items():
@@ -243,7 +300,7 @@ def install(release, count: int, capacity: int) -> int:
             if cls not in ("npu_kernel", "npu_via_structured_out") or not (
                     "CompositeExplicit" in disp or disp.startswith("structured_delegate")):
                 continue
-            if key.split(".")[0] in _SKIP_DIRECT:
+            if key.split(".")[0] in _SKIP_DIRECT or key in fast:
                 continue
             op = common.overload(key)
             # views keep torch's composite (they must share the Storage); in-place ops return self (a!)

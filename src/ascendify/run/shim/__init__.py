@@ -18,6 +18,7 @@ from typing import Optional
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "npu_shim.cpp")
 NAME = "ascendify_npu_shim"
 LAST_BUILD_SECONDS: "list[float]" = []
+_MODULE: list = []
 
 
 def _torch_version() -> str:
@@ -85,21 +86,17 @@ def build(verbose: bool = False) -> str:
     if not verbose:
         print("ascendify run: building the emulator's C++ shim for torch (once per torch version, ~15 s) ...",
               file=sys.stderr, flush=True)
-    load(name=NAME, sources=[SOURCE], is_python_module=True, build_directory=d, extra_cflags=["-O1"],
-         verbose=verbose)
+    mod = load(name=NAME, sources=[SOURCE], is_python_module=True, build_directory=d, extra_cflags=["-O1"],
+               verbose=verbose)
     LAST_BUILD_SECONDS.append(time.perf_counter() - t0)
-    so = os.path.join(d, NAME + ".so")
-    if not os.path.isfile(so):  # pragma: no cover - cpp_extension's naming
-        cands = [f for f in os.listdir(d) if f.startswith(NAME) and f.endswith((".so", ".pyd", ".dylib"))]
-        so = os.path.join(d, cands[0])
+    # cpp_extension names a rebuild of changed sources NAME_v1.so, NAME_v2.so, ...: take the one it loaded
+    so = os.path.abspath(mod.__file__)
+    _MODULE.append(mod)
     tmp = _stamp_path(d) + f".{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(_source_hash() + "\n" + so + "\n")
     os.replace(tmp, _stamp_path(d))
     return so
-
-
-_MODULE: list = []
 
 
 def load_library():
@@ -113,6 +110,8 @@ def load_library():
     import torch  # noqa: F401 - the extension links against libtorch
 
     so = build()
+    if _MODULE:
+        return _MODULE[0]
     mod = sys.modules.get(NAME)
     if mod is None:
         loader = importlib.machinery.ExtensionFileLoader(NAME, so)

@@ -19,7 +19,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -289,6 +293,133 @@ void configure(int64_t count, int64_t capacity) {
   if (capacity > 0) g_capacity = capacity;
 }
 void set_seed(int64_t idx, int64_t seed) { default_generators()[idx].set_current_seed((uint64_t)seed); }
+
+// ---- the fast path: ops whose judgement needs no Python (an NPU kernel in the KB, no generator, no out=,
+// no cpu tensor allowed) run here: device checks, CPU kernel on aliases, results adopted.  Python is called
+// only the first time an op meets a float64/complex tensor (the KB's dtype finding, with the user's frame).
+std::mutex g_fast_mu;
+std::unordered_map<c10::OperatorName, int64_t> g_fast_counts;
+std::unordered_set<std::string> g_dtype_seen;
+pybind11::object* g_on_dtype = nullptr;
+
+bool bad_dtype(c10::ScalarType t) {
+  return t == c10::ScalarType::Double || t == c10::ScalarType::ComplexFloat || t == c10::ScalarType::ComplexDouble ||
+         t == c10::ScalarType::ComplexHalf;
+}
+
+[[noreturn]] void mixed(const c10::OperatorHandle& op, int64_t a, const std::string& b) {
+  TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, npu:", a,
+              " and ", b, "! (when checking argument for argument in method wrapper_NPU__", op.schema().name(), ")");
+}
+
+struct Seen {
+  int64_t idx = -1;
+  c10::ScalarType bad = c10::ScalarType::Undefined;
+  std::vector<std::pair<c10::TensorImpl*, at::Tensor>> pairs;  // cpu alias impl -> npu tensor
+};
+
+at::Tensor to_alias(const c10::OperatorHandle& op, const at::Tensor& t, Seen& s) {
+  if (!t.defined()) return t;
+  if (t.device().type() == c10::DeviceType::PrivateUse1) {
+    int64_t i = t.device().index();
+    if (s.idx == -1) s.idx = i;
+    else if (i != s.idx) mixed(op, s.idx, "npu:" + std::to_string(i));
+    if (bad_dtype(t.scalar_type())) s.bad = t.scalar_type();
+    at::Tensor c = as_cpu(t);
+    s.pairs.emplace_back(c.unsafeGetTensorImpl(), t);
+    return c;
+  }
+  if (t.dim() != 0) {
+    // an npu tensor seen later still makes this an error; remember it with index -2
+    if (s.idx >= 0) mixed(op, s.idx, t.device().str());
+    s.pairs.emplace_back(nullptr, t);
+  }
+  return t;
+}
+
+at::Tensor back(const at::Tensor& t, const Seen& s) {
+  if (!t.defined() || t.device().type() != c10::DeviceType::CPU) return t;
+  for (const auto& pr : s.pairs)
+    if (pr.first == t.unsafeGetTensorImpl()) return pr.second;
+  return adopt(t, s.idx);
+}
+
+void fast_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const size_t nargs = schema.arguments().size();
+  const size_t base = stack->size() - nargs;
+  Seen s;
+  for (size_t k = 0; k < nargs; ++k) {
+    c10::IValue& iv = (*stack)[base + k];
+    if (iv.isTensor()) {
+      iv = to_alias(op, iv.toTensor(), s);
+    } else if (iv.isTensorList()) {
+      auto lst = iv.toTensorList();
+      c10::List<at::Tensor> out;
+      out.reserve(lst.size());
+      for (const at::Tensor& t : lst) out.push_back(to_alias(op, t, s));
+      iv = out;
+    }
+  }
+  if (s.idx >= 0)
+    for (const auto& pr : s.pairs)
+      if (pr.first == nullptr) mixed(op, s.idx, pr.second.device().str());
+  if (s.idx < 0) s.idx = g_current;
+  {
+    std::lock_guard<std::mutex> lock(g_fast_mu);
+    ++g_fast_counts[schema.operator_name()];
+  }
+  if (s.bad != c10::ScalarType::Undefined && g_on_dtype != nullptr) {
+    std::string key = c10::toString(schema.operator_name()) + "|" + c10::toString(s.bad);
+    bool first;
+    {
+      std::lock_guard<std::mutex> lock(g_fast_mu);
+      first = g_dtype_seen.insert(key).second;
+    }
+    if (first) {
+      pybind11::gil_scoped_acquire gil;
+      (*g_on_dtype)(schema.name(), schema.overload_name(), std::string(c10::toString(s.bad)));
+    }
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  const size_t nret = schema.returns().size();
+  const size_t rbase = stack->size() - nret;
+  for (size_t k = 0; k < nret; ++k) {
+    c10::IValue& iv = (*stack)[rbase + k];
+    if (iv.isTensor()) {
+      iv = back(iv.toTensor(), s);
+    } else if (iv.isTensorList()) {
+      auto lst = iv.toTensorList();
+      c10::List<at::Tensor> out;
+      out.reserve(lst.size());
+      for (const at::Tensor& t : lst) out.push_back(back(t, s));
+      iv = out;
+    }
+  }
+}
+
+std::unique_ptr<torch::Library> g_fast_lib;
+
+int64_t register_fast(const std::vector<std::string>& names, pybind11::object on_dtype) {
+  if (!g_on_dtype) g_on_dtype = new pybind11::object(on_dtype);  // lives as long as the process
+  if (!g_fast_lib)
+    g_fast_lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
+                                                  std::optional<c10::DispatchKey>(c10::DispatchKey::PrivateUse1),
+                                                  __FILE__, __LINE__);
+  int64_t n = 0;
+  for (const auto& name : names) {
+    g_fast_lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&fast_kernel>());
+    ++n;
+  }
+  return n;
+}
+
+std::vector<std::tuple<std::string, std::string, int64_t>> fast_counts() {
+  std::lock_guard<std::mutex> lock(g_fast_mu);
+  std::vector<std::tuple<std::string, std::string, int64_t>> out;
+  for (const auto& kv : g_fast_counts) out.emplace_back(kv.first.name, kv.first.overload_name, kv.second);
+  return out;
+}
 }  // namespace
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, Guard);
@@ -327,4 +458,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("reset_peak", &reset_peak);
   m.def("configure", &configure);
   m.def("set_seed", &set_seed);
+  m.def("register_fast", &register_fast);
+  m.def("fast_counts", &fast_counts);
 }
