@@ -216,6 +216,7 @@ SALIENT_WORDS = (b"[ERROR]", b"ERROR", b"Error", b"error:", b"error,", b"failed"
 retrieval and, when a log has no other error, as its finding."""
 _SALIENT = re.compile(b"|".join(re.escape(w) for w in SALIENT_WORDS))
 _FOLLOW_WORDS = (b"Inner Error", b"Reason:", b"reason:", b"The reason is", b"[ERROR]", b"EE1001", b"EE9999")
+_FOLLOW_RE = re.compile(b"|".join(re.escape(w) for w in _FOLLOW_WORDS))
 CONTEXT_HEAD = 1 << 20
 """Chip / version lines are looked for in the first MiB of each stream (banners, `pip list`, `npu-smi` come first;
 the context words, `torch` above all, slow the trigger search down about 2x)."""
@@ -430,7 +431,7 @@ class Scanner:
             coded = lm is not None and (lm.cann_codes or lm.acl_codes or lm.err_codes or any(
                 sg.family in ("cann-code", "acl-code", "torch-npu-code", "atc") or sg.role == "wrapper" or sg.priority < 0
                 for sg, _g in lm.signatures))
-            if coded or any(w in raw for w in _FOLLOW_WORDS):
+            if coded or _FOLLOW_RE.search(raw):
                 self._follow_left = FOLLOW_LINES
                 self._follow_until = self.base + le + (FOLLOW_LINES << 10)
             if exc is None and (coded or (following and reason_mod.continuation(body))):
