@@ -197,3 +197,24 @@ def test_limits_per_mode():
     assert set(shim) < set(python)
     assert any("synchronous" in x for x in shim) and any("custom ops" in x for x in shim)
     assert any("in-place shape" in x for x in python) and not any("in-place shape" in x for x in shim)
+
+
+def test_mode_auto_takes_python_without_a_compiler(monkeypatch):
+    from ascendify.run import shim
+
+    monkeypatch.setattr(shim, "cached_library", lambda: None)
+    monkeypatch.setattr(shim, "compiler", lambda: None)
+    assert boot.resolve_mode("auto") == "python"
+    assert boot.resolve_mode("shim") == "shim"
+    monkeypatch.setattr(shim, "cached_library", lambda: "/cache/ascendify_npu_shim.so")
+    assert boot.resolve_mode("auto") == "shim"   # a cached build needs no compiler
+
+
+def test_shim_cache_is_per_torch_version_under_ascendify_cache_dir(monkeypatch, tmp_path):
+    from ascendify.run import shim
+
+    monkeypatch.setenv("ASCENDIFY_CACHE_DIR", str(tmp_path))
+    import torch
+
+    assert shim.cache_dir() == os.path.join(str(tmp_path), "run", "torch-" + torch.__version__.replace("+", "_"))
+    assert shim.cached_library() is None   # nothing built there
