@@ -39,6 +39,16 @@ def module_packages() -> Dict[str, str]:
     return {m: pkg for pkg, info in index().items() for m in info["modules"]}
 
 
+@lru_cache(maxsize=1)
+def noop_without_cuda() -> frozenset:
+    """torch.cuda calls that do nothing on a host without CUDA (``sources.toml``; not CUDA work)."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore
+    return frozenset(tomllib.loads(_data("sources.toml").decode("utf-8")).get("noop_without_cuda", ()))
+
+
 LOADED: list = []
 """Packages whose data file has been read in this process (tests check the laziness)."""
 

@@ -164,7 +164,10 @@ def library_call(node: ast.Call, ctx) -> None:
     s, (defq, entry), shown = found
     if entry.get("npu_aware") or not entry.get("work"):
         return
-    work = _applies(entry["work"], node)
+    from ascendify import libsum
+
+    noop = libsum.noop_without_cuda()
+    work = [w for w in _applies(entry["work"], node) if w[0] not in noop]
     if not work:
         return
     what = ", ".join(dict.fromkeys(w[0] for w in work))
