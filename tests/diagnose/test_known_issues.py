@@ -40,6 +40,12 @@ SEED = [
                "[ERROR] 2025-05-01-10:00:00 (PID:1, Device:0, RankID:-1) ERR01100 OPS call acl api failed"],
      "affected": None, "fixed_in": None, "cause": "The tutorial's max-model-len does not fit a 64 GB card.",
      "fix": "Use --max-model-len 32768 for the tutorial on 64 GB cards.", "framework": "vllm", "resolution": "maintainer"},
+    # a short line of the catalogue's own words: any stream-sync failure prints it
+    {"id": "demo-infer#9", "project": "lmdeploy", "url": "https://github.com/example/demo-infer/issues/9", "date": "2025-05-02",
+     "title": "RuntimeError: ACL stream synchronize failed, error code:507048",
+     "quote": ["RuntimeError: ACL stream synchronize failed, error code:507048"], "affected": None, "fixed_in": "lmdeploy v0.9.0",
+     "cause": "An engine bug surfacing as a stream sync error.", "fix": "Upgrade the engine.", "framework": "lmdeploy",
+     "resolution": "maintainer"},
 ]
 
 WORDED_DIFFERENTLY = """\
@@ -58,6 +64,8 @@ UNRELATED = [
     "allocated; 50.00 GiB current active; 1.00 GiB free; 58.00 GiB reserved in total by PyTorch)\n",
     "[ERROR] HCCL(1,python):2024-01-01-00:00:00.000.000 [notify.cc:12]1 EI0002: The wait execution of the Notify register times out.\n",
     "[ERROR] 2026-05-01-10:00:00 (PID:9, Device:0, RankID:0) ERR01100 OPS call acl api failed\nEZ9999: Inner Error!\n",
+    "[ERROR] RUNTIME(1,python3):2026-05-01-12:10:03.101.220 [task.cc:1]2 Report: Aicore kernel execute failed, ret=507015, "
+    "aicore exception fault kernel_name=IndexPut_9f3a_mix_aiv\nRuntimeError: ACL stream synchronize failed, error code is 507015\n",
 ]
 
 

@@ -282,6 +282,11 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
     return idx
 
 
+SHORT_QUOTE = 8
+"""A quoted line of at most this many distinct words, nearly all of them words of the catalogue's own messages,
+is generic: it says which kind of error happened (a stream sync failed), not which issue."""
+
+
 def _mark_catalogued_wrappers(docs: list, records: list) -> None:
     """Quoted lines the catalogue reads as a wrapper or a generic code (``ERR01100 OPS call acl api failed``,
     ``EZ9999: Inner Error!``, ``error code is 507015``) are generic too: they say an error happened, not which."""
@@ -290,8 +295,15 @@ def _mark_catalogued_wrappers(docs: list, records: list) -> None:
         matcher = Matcher()
     except (ImportError, ValueError, OSError):  # pragma: no cover - the catalogue always loads in the package
         return
+    vocab = set()
+    for sg in matcher.kb.signatures:
+        vocab.update(tokens(" ".join(sg.any + sg.also_any + sg.examples[:2] + (sg.title,))))
     for d in docs:
-        if d["kind"] != "quote" or d.get("generic"):
+        if d.get("generic") or d["kind"] == "all":
+            continue
+        words = set(d["tf"])
+        if len(words) <= SHORT_QUOTE and len(words & vocab) >= 0.8 * len(words):
+            d["generic"] = 1  # a short line of the catalogue's own error words ("ACL stream synchronize failed")
             continue
         text = d.get("text")
         if text is None:
@@ -406,7 +418,7 @@ class Index:
             if (exclude and rec["url"].rstrip("/") in exclude) or d["self"] <= 0:
                 continue
             s, common = _score(self.data, d, q)
-            conf = s / d["self"] * (TITLE_WEIGHT if d["kind"] == "title" else GENERIC_WEIGHT if d.get("generic") else 1.0)
+            conf = s / d["self"] * (TITLE_WEIGHT if d["kind"] == "title" else 1.0) * (GENERIC_WEIGHT if d.get("generic") else 1.0)
             fw = rec.get("framework")
             if framework and fw and fw not in (framework, "torch_npu", "cann", "hccl", "container"):
                 conf *= 0.8  # an issue of another framework than the one the log shows
