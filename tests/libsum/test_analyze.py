@@ -128,9 +128,9 @@ def test_transitive_work_is_conditional_on_the_keyword():
     r = _run()
     work = r["entries"]["fakelib.loader.make_loader"]["work"]
     # two hops (make_loader -> _prefetch -> helpers.to_gpu), under `if prefetch:`
-    assert [".cuda()", "fakelib/helpers.py", 5, "prefetch"] in work
+    assert [".cuda()", "fakelib/helpers.py", 5, "prefetch:T:F"] in work
     # a keyword read from **kwargs is a condition too
-    assert [".cuda()", "fakelib/loader.py", 9, "pin_to_gpu"] in work
+    assert [".cuda()", "fakelib/loader.py", 9, "pin_to_gpu:T:F"] in work
     assert "fakelib.loader._prefetch" not in r["entries"]  # private: not an entry
 
 
@@ -193,3 +193,39 @@ def test_cuda_default_reached_when_the_library_leaves_it_out():
     # the library's own call leaves the default: the caller's call does CUDA work unconditionally
     assert r["entries"]["mix.Mix.__call__"]["work"] == [['default device="cuda"', "mix/__init__.py", 4, ""]]
     assert "mix.SafeMix.__call__" not in r["entries"] and "mix.PositionalMix.__call__" not in r["entries"]
+
+
+def test_flag_conditions_record_default_and_polarity():
+    from ascendify.libsum.analyze import flag_runs
+
+    files = {"fl/__init__.py": """
+        def fast_load(ds, fast=True):
+            if fast:
+                ds.cuda()
+
+
+        def careful_load(ds, slow=False):
+            if not slow:
+                ds.cuda()
+            else:
+                ds.cpu()
+
+
+        def wrapper(ds):
+            return fast_load(ds, fast=False)
+
+
+        def wrapper_default(ds):
+            return careful_load(ds)
+    """}
+    e = _run(files)["entries"]
+    assert e["fl.fast_load"]["work"] == [[".cuda()", "fl/__init__.py", 3, "fast:T:T"]]
+    assert e["fl.careful_load"]["work"] == [[".cuda()", "fl/__init__.py", 8, "slow:F:F"]]
+    assert "fl.wrapper" not in e  # the library's own call turns the flag off
+    assert e["fl.wrapper_default"]["work"] == [[".cuda()", "fl/__init__.py", 8, ""]]
+    # at a user's call: default on, passed off / on / unknown
+    assert flag_runs("fast:T:T", {}, False) is True
+    assert flag_runs("fast:T:T", {"fast": False}, False) is False
+    assert flag_runs("slow:F:F", {"slow": True}, False) is False
+    assert flag_runs("slow:F:F", {"slow": None}, False) is True
+    assert flag_runs("prefetch:T:F", {}, False) is False and flag_runs("prefetch:T:F", {}, True) is True

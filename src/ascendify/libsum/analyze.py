@@ -183,13 +183,19 @@ class _Walker:
         self.d = d
         self.mod = mod
         self.roots = roots
-        self.cond_names: Dict[str, str] = {}  # local name -> keyword it was read from
+        self.flags: Dict[str, Tuple[str, bool]] = {}  # local name -> (keyword, default truthy)
 
     def run(self) -> None:
         fn = self.d.node
         args = fn.args
         allargs = args.posonlyargs + args.args + args.kwonlyargs
         self.d.params = {a.arg for a in allargs}
+        positional_all = list(args.posonlyargs + args.args)
+        pairs = list(zip(positional_all[::-1], list(args.defaults)[::-1])) + [
+            (a, dflt) for a, dflt in zip(args.kwonlyargs, args.kw_defaults) if dflt is not None]
+        for a, dflt in pairs:  # flag parameters: a bool/None default (use_prefetcher=True, load_in_8bit=False)
+            if isinstance(dflt, ast.Constant) and (dflt.value is None or isinstance(dflt.value, bool)):
+                self.flags[a.arg] = (a.arg, bool(dflt.value))
         positional = list(args.posonlyargs + args.args)
         skip = 1 if positional and positional[0].arg in ("self", "cls") else 0
         for a, default in zip(positional[::-1], list(args.defaults)[::-1]):
@@ -201,13 +207,19 @@ class _Walker:
         for st in fn.body:
             self.stmt(st, None)
 
-    def _condition(self, test: ast.AST) -> Optional[str]:
-        for n in ast.walk(test):
-            if isinstance(n, ast.Name):
-                if n.id in self.d.params and n.id not in ("self", "cls"):
-                    return n.id
-                if n.id in self.cond_names:
-                    return self.cond_names[n.id]
+    def _condition(self, test: ast.AST, negate: bool = False) -> Optional[str]:
+        """``"kw:W:D"`` for a test of a flag parameter (or a local read from ``kwargs.pop("kw")``):
+        the body runs when ``kw`` is truthy (W=T) or falsy (W=F); D is the default's truthiness."""
+        when = not negate
+        t = test
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            when = not when
+            t = t.operand
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name) and n.id in self.flags:
+                kw, default = self.flags[n.id]
+                w = when if n is t else True  # inside a larger test: taken as "when it is set"
+                return f"{kw}:{'T' if w else 'F'}:{'T' if default else 'F'}"
         return None
 
     def stmt(self, st: ast.AST, cond: Optional[str]) -> None:
@@ -226,8 +238,9 @@ class _Walker:
             c = cond or self._condition(st.test)
             for s in st.body:
                 self.stmt(s, c)
+            c2 = cond or self._condition(st.test, negate=True)
             for s in st.orelse:
-                self.stmt(s, cond if c is None else c)
+                self.stmt(s, c2)
             return
         if isinstance(st, ast.Try):
             for s in st.body + st.orelse + st.finalbody:
@@ -244,7 +257,9 @@ class _Walker:
             if (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("pop", "get")
                     and isinstance(v.func.value, ast.Name) and v.args and isinstance(v.args[0], ast.Constant)
                     and isinstance(v.args[0].value, str)):
-                self.cond_names[st.targets[0].id] = v.args[0].value
+                dflt = v.args[1] if len(v.args) > 1 else None
+                if dflt is None or (isinstance(dflt, ast.Constant) and (dflt.value is None or isinstance(dflt.value, bool))):
+                    self.flags[st.targets[0].id] = (v.args[0].value, bool(dflt.value) if dflt is not None else False)
         for field, value in ast.iter_fields(st):
             if isinstance(value, list):
                 for x in value:
@@ -323,10 +338,15 @@ class _Walker:
             d.own.append(('backend "nccl"', line, cond))
 
 
+def _truth(node: ast.AST) -> Optional[bool]:
+    return bool(node.value) if isinstance(node, ast.Constant) else None
+
+
 def _passed(call: ast.Call) -> tuple:
-    """(keywords passed, number of positional arguments, passes *args/**kwargs) of a call."""
+    """({keyword: truthiness of a constant value or None}, number of positional arguments,
+    passes *args/**kwargs) of a call."""
     star = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
-    return frozenset(k.arg for k in call.keywords if k.arg), len(call.args), star
+    return {k.arg: _truth(k.value) for k in call.keywords if k.arg}, len(call.args), star
 
 
 def _passes(passed: tuple, cond: str) -> bool:
@@ -334,6 +354,18 @@ def _passes(passed: tuple, cond: str) -> bool:
     kws, npos, star = passed
     name, _, pos = cond[1:].partition("@")
     return star or name in kws or (pos != "" and int(pos) >= 0 and npos > int(pos))
+
+
+def flag_runs(cond: str, kws: dict, star: bool) -> bool:
+    """Does work under the flag condition ``kw:W:D`` run for a call passing ``kws`` (keyword ->
+    truthiness or None when not a constant)?  Unknown values count as running."""
+    kw, when, default = cond.split(":")
+    if kw in kws:
+        v = kws[kw]
+        return v is None or v == (when == "T")
+    if star:
+        return True
+    return (default == "T") == (when == "T")
 
 
 def _public(qual: str) -> bool:
@@ -455,10 +487,16 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
                     if w[3].startswith("!"):
                         if passed is None or _passes(passed, w[3]):
                             continue  # the call inside the library passes the parameter
-                        w = (w[0], w[1], w[2], "")
-                    item = (w[0], w[1], w[2], cond or w[3] if d.kind != "class" else w[3])
-                    if cond and w[3] and w[3] != cond:
-                        item = (w[0], w[1], w[2], cond)
+                    elif w[3]:
+                        if passed is None:
+                            item = w  # a class's own __init__: the caller's call decides
+                            if not any(x[:3] == item[:3] for x in total[q]):
+                                total[q].append(item)
+                                changed = True
+                            continue
+                        if not flag_runs(w[3], passed[0], passed[2]):
+                            continue  # the library's own call leaves the flag off
+                    item = (w[0], w[1], w[2], cond or "")
                     if not any(x[:3] == item[:3] for x in total[q]):
                         total[q].append(item)
                         changed = True

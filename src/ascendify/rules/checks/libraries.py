@@ -114,11 +114,11 @@ def _applies(work: list, call: ast.Call) -> list:
             if pos and int(pos) >= 0 and len(call.args) > int(pos):
                 continue
             out.append(w)
-        elif cond in kws:
-            v = kws[cond]
-            if isinstance(v, ast.Constant) and v.value in (False, None, 0, ""):
-                continue
-            out.append(w)
+        elif cond.count(":") == 2:
+            from ascendify.libsum.analyze import flag_runs
+
+            if flag_runs(cond, {k: (bool(v.value) if isinstance(v, ast.Constant) else None) for k, v in kws.items()}, star):
+                out.append(w)
     return out
 
 
