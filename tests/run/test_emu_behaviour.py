@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.run.emu_helpers import MODES, run_emu, shim_built  # noqa: F401 - fixture
+from tests.run.emu_helpers import MODES, run_emu, run_plain, shim_built  # noqa: F401 - fixture
 
 _RESULTS: dict = {}
 
@@ -16,7 +16,9 @@ _RESULTS: dict = {}
 def checks(request, tmp_path_factory, shim_built):  # noqa: F811
     mode = request.param
     if mode not in _RESULTS:
-        res = run_emu(tmp_path_factory.mktemp(f"checks-{mode}"), "checks.py", mode=mode)
+        tmp = tmp_path_factory.mktemp(f"checks-{mode}")
+        res = run_emu(tmp, "checks.py", str(tmp / "ckpt.pt"), mode=mode)
+        res.ckpt = str(tmp / "ckpt.pt")
         assert res.rc == 0, res.err[-4000:]
         _RESULTS[mode] = (json.loads(res.line("CHECKS")), res)
     return mode, _RESULTS[mode][0], _RESULTS[mode][1]
@@ -133,9 +135,18 @@ def test_amp(checks):
     assert ("npu", "torch.float16") in ac and ("npu", "torch.bfloat16") in ac and ("cuda", None) in ac
 
 
-def test_checkpoints_and_data(checks):
-    _mode, r, _res = checks
+def test_checkpoints_and_data(checks, tmp_path):
+    mode, r, res = checks
     assert val(r, "save_tag") is True
+    if mode == "shim":
+        # on a machine without torch_npu the npu:0 location cannot be restored without map_location
+        plain = run_plain(tmp_path, "import torch\ntry:\n    torch.load(%r)\nexcept Exception as e:\n"
+                          "    print('FAILED', type(e).__name__, e)\n"
+                          "print('CPU', sorted(torch.load(%r, map_location='cpu')))" % (res.ckpt, res.ckpt))
+        assert plain.returncode == 0, plain.stderr[-2000:]
+        failed = next(ln for ln in plain.stdout.splitlines() if ln.startswith("FAILED"))
+        assert "npu" in failed
+        assert "CPU ['0.bias', '0.weight', '2.bias', '2.weight']" in plain.stdout
     assert val(r, "load_cpu") == ["cpu"]
     assert val(r, "load_default") == ["npu:0"]
     assert val(r, "dataloader_pinned") == [True, "npu:0"]
