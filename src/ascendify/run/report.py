@@ -501,9 +501,11 @@ def render_text(doc: dict) -> str:
         parts = []
         for a in ac:
             if (a["disabled"] or a.get("dtype") is None) and a["device_type"] == "cuda":
-                parts.append(f"cuda autocast SWITCHED OFF (no CUDA on an Ascend host) at {_frame_text(a.get('user_frame'))}")
+                parts.append(f"cuda autocast OFF at {_frame_text(a.get('user_frame'))} (CUDA is absent on an Ascend host, "
+                             "or the program asked enabled=False)")
             elif a["disabled"] or a.get("dtype") is None:
-                parts.append(f"{a['device_type']} autocast entered with enabled=False at {_frame_text(a.get('user_frame'))}")
+                parts.append(f"{a['device_type']} autocast off at {_frame_text(a.get('user_frame'))} (enabled=False, or a dtype "
+                             "the device does not autocast to)")
             else:
                 parts.append(f"{a['device_type']} -> {str(a['dtype']).replace('torch.', '')}")
         lines.append("autocast: " + "; ".join(parts))
