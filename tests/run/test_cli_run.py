@@ -224,3 +224,27 @@ def test_a_second_ctrl_c_kills_at_once(tmp_path):
     assert p.wait(timeout=10) == 130
     assert time.monotonic() - t0 < 1.2  # not the 2 s escalation
     assert not _alive(child)
+
+
+def test_files_written_outside_the_program_folder_are_named(tmp_path):
+    proj, outside, tmpdir = tmp_path / "proj", tmp_path / "outside", tmp_path / "tmp"
+    for d in (proj, outside, tmpdir):
+        d.mkdir()
+    write(proj / "w.py", "import os, tempfile\n"
+                         "open('inside.txt', 'w').write('x')\n"
+                         f"open({str(outside / 'ckpt.pt')!r}, 'wb').write(b'x')\n"
+                         f"os.close(os.open({str(outside / 'log.txt')!r}, os.O_CREAT | os.O_WRONLY))\n"
+                         f"open({str(outside / 'read.txt')!r}, 'w').close()\n"
+                         f"open({str(outside / 'read.txt')!r}).read()\n"
+                         "tempfile.NamedTemporaryFile(delete=False).close()\n")
+    env = dict(os.environ, TMPDIR=str(tmpdir))
+    env.pop("ASCENDIFY_RUN_CONFIG", None)
+    r = subprocess.run([sys.executable, "-m", "ascendify", "run", "--mode", "python", "--format", "json", "--", "python", "w.py"],
+                       cwd=str(proj), capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    real = os.path.realpath(str(outside))
+    assert doc["writes_outside"] == sorted(os.path.join(real, n) for n in ("ckpt.pt", "log.txt", "read.txt"))
+    r = subprocess.run([sys.executable, "-m", "ascendify", "run", "--mode", "python", "--", "python", "w.py"],
+                       cwd=str(proj), capture_output=True, text=True, env=env, timeout=120)
+    assert f"wrote outside its folder ({proj}): {os.path.join(real, 'ckpt.pt')}" in r.stderr
