@@ -464,7 +464,8 @@ def render_text(doc: dict) -> str:
         lines.append(f"   {n} processes: " + ", ".join(_label(p) for p in doc.get("ranks", [])))
     first = doc.get("first_failure")
     if first:
-        lines.append(f"first failure ({first.get('process')}): {first.get('type')}: {_one_line(first.get('message'))}")
+        who = f" ({first.get('process')})" if n > 1 else ""
+        lines.append(f"first failure{who}: {first.get('type')}: {_one_line(first.get('message'))}")
         uf = first.get("user_frame")
         if uf:
             lines.append(f"   at {_frame_text(uf)}: {(uf.get('code') or '').strip()}")
