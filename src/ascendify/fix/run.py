@@ -360,15 +360,13 @@ class _FileFix:
     unsafe_left: list = field(default_factory=list)  # unsafe fixes not applied (findings of the fixed text)
     unsafe: int = 0
     new_bytes: Optional[bytes] = None  # None: nothing changed
-    manual_lines: list = field(default_factory=list)  # (source, migrated) line of each finding without a fix
-    unsafe_lines: list = field(default_factory=list)  # the same for unsafe_left
     changes: list = field(default_factory=list)  # change-log rows
     applied: list = field(default_factory=list)
     texts: tuple = ("", "")
     diff: Optional[str] = None
     unwritten: bool = False  # mode write: the fixed text could not be written; the file is unchanged
     final: list = field(default_factory=list)  # findings of the final text: what a scan of the copy finds
-    final_lines: list = field(default_factory=list)  # (source, migrated) line of each line of the fixed text
+    final_lines: dict = field(default_factory=dict)  # line of the fixed text -> (source, migrated) line
     summary: Optional[dict] = None  # module summary of the fixed text ({} when it has none)
 
 
@@ -404,11 +402,11 @@ def _fix_file(job: tuple) -> _FileFix:
         return out
     lines = _FileLines(src, passes.texts)
     last = len(passes.texts) - 1
-    out.manual_lines = [lines.of(f.line, 0) for f in manual]
-    out.unsafe_lines = [lines.of(f.line, last) for f in unsafe_left]
     out.changes = [_change_row(f, lines.of(f.line, k)) for f, k in passes.applied]
     out.applied = [f for f, _ in passes.applied]
-    out.final_lines = [lines.of(n, last) for n in range(1, text.count("\n") + 2)]
+    # the lines a remaining finding can be on: the file's own, and its call sites (the project pass's)
+    needed = {f.line for f in passes.remaining} | {u["tok"][0] for u in (passes.summary or {}).get("uses", ())}
+    out.final_lines = {n: lines.of(n, last) for n in needed}
     out.summary = passes.summary
     out.texts = (src.text, text)
     new_bytes = encode_source(src, text)
@@ -525,9 +523,9 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
 
     run.remaining, _joined = project_pass([f for fs in final_of.values() for f in fs], summaries, settings)
     for f in run.remaining:
-        table = lines_of.get(f.path)
-        if table and 1 <= f.line <= len(table):
-            run.lines[id(f)] = table[f.line - 1]
+        at = lines_of.get(f.path, {}).get(f.line)
+        if at is not None:
+            run.lines[id(f)] = at
     from ascendify.output.summary import fix_counts, fixed_by_run, fixed_sentence
 
     run.fixed_ids = fixed_by_run(result.findings, run)

@@ -174,7 +174,13 @@ class FileContext:
         parameter or assignment of an enclosing scope shadows the import (``def b(sync): sync()``
         with ``from torch.cuda import synchronize as sync`` in another function), or when the
         import is not visible there."""
-        found = self.bindings.resolve(node)
+        local = self.__dict__.get("_locally_bound")
+        if local is None:  # names bound in a function or class scope: only those need the scope walk
+            local = self._locally_bound = {n for sc in self.bindings.scopes.values() if sc.kind != "module" for n in sc.bindings}
+        if node.id not in local:
+            found = self.bindings.module_scope.bindings.get(node.id, ())
+        else:
+            found = self.bindings.resolve(node)
         imports = [b for b in found if b.kind == "import" and not b.level]
         if not imports:
             return None
