@@ -178,3 +178,19 @@ def test_versions_order():
     assert k("0.9.1rc1") < k("0.9.1") < k("0.9.2")
     assert k("2.1.0") < k("2.1.0.post3") < k("2.1.0.post10")
     assert ki.fixed_version("vllm-ascend v0.8.4") == "0.8.4"
+
+
+def test_a_log_no_catalogue_entry_explains_leads_with_its_known_issue(tmp_path, use_known_issues):
+    rec = {"id": "demo-pd#5", "project": "mooncake", "url": "https://github.com/example/demo-pd/issues/5", "date": "2025-06-01",
+           "title": "PD disaggregation: transfer failed in decode",
+           "quote": ["ERROR 01-02 03:04:05 [mooncake_connector.py:419] Mooncake transfer failed for request cmpl-77aa-0"],
+           "affected": None, "fixed_in": None, "cause": "The connector's direct transport was not enabled.",
+           "fix": "Set use_direct_transport in the connector config.", "framework": None, "resolution": "maintainer"}
+    use_known_issues(SEED + [rec])
+    text = ("INFO starting engine\n(EngineCore_DP0 pid=5704) ERROR 01-06 06:43:02 [mooncake_connector.py:419] Mooncake "
+            "transfer failed for request cmpl-118b93ed-0\n")
+    rep = diagnose((_log(tmp_path, text),))
+    top = rep.findings[0]
+    assert top.id == "known-issue" and top.title.startswith("known issue demo-pd#5:")
+    assert top.fix == rec["fix"] and top.known_issue["url"] == rec["url"]
+    assert top.evidence and "Mooncake transfer failed" in top.evidence[0].text

@@ -792,7 +792,7 @@ class Aggregator:
         if m is not None:
             rec = m.record
             f = Finding(id="known-issue", family=rec.get("framework") or rec.get("project") or "known-issue",
-                        title=rec.get("title") or rec["id"], severity="error", role="cause", cause=rec["cause"],
+                        title=f"known issue {rec['id']}: {rec.get('title') or rec['cause']}"[:160], severity="error", role="cause", cause=rec["cause"],
                         fix=rec["fix"], next_step="Compare the thread with your setup (versions, flags); the log "
                         "lines it quotes are shown as evidence.", source=rec["url"], base_confidence=0.5, key=rec["id"])
             terms = set(m.terms)
