@@ -43,15 +43,46 @@ REPOS = {
     "examples": ("https://github.com/pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8"),
     "pytorch-image-models": ("https://github.com/huggingface/pytorch-image-models", "aa4b5850c1543fa488abf260f18390eda46cf85d"),
     "denoising-diffusion-pytorch": ("https://github.com/lucidrains/denoising-diffusion-pytorch", "faed4db28e724735323fa91c70aa9b28a6e1cbac"),
+    "yolov5": ("https://github.com/ultralytics/yolov5", "5081342f04fb287fc2e5f2b5a4e06752b7937b1c"),
 }
+
+
+def _yolo(d: str) -> None:
+    """4 random 64x64 images with one box each, a dataset yaml, and the font yolov5 would download
+    (matplotlib's DejaVuSans copied to ~/.config/Ultralytics/Arial.ttf, outside the project)."""
+    import glob
+
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.RandomState(0)
+    for sub in ("images/train", "labels/train"):
+        os.makedirs(os.path.join(d, "data", "synth", sub), exist_ok=True)
+    for i in range(4):
+        Image.fromarray(rng.randint(0, 256, size=(64, 64, 3)).astype("uint8")).save(
+            os.path.join(d, "data", "synth", "images", "train", f"{i}.jpg"))
+        with open(os.path.join(d, "data", "synth", "labels", "train", f"{i}.txt"), "w") as fh:
+            fh.write(f"{i % 2} 0.5 0.5 0.3 0.3\n")
+    with open(os.path.join(d, "synth.yaml"), "w") as fh:
+        fh.write("path: data/synth\ntrain: images/train\nval: images/train\nnames:\n  0: a\n  1: b\n")
+    font = os.path.join(os.path.expanduser("~"), ".config", "Ultralytics", "Arial.ttf")
+    if not os.path.exists(font):
+        import matplotlib
+
+        src = glob.glob(os.path.join(os.path.dirname(matplotlib.__file__), "mpl-data", "fonts", "ttf", "DejaVuSans.ttf"))
+        os.makedirs(os.path.dirname(font), exist_ok=True)
+        shutil.copy(src[0], font)
 
 # the repository has no training script: the trial's own driver, the README's Trainer example at toy size
 DDPM_DRIVER = """\
+import torch
 from denoising_diffusion_pytorch import Unet, GaussianDiffusion, Trainer
+
+torch.manual_seed(0)
 
 model = Unet(dim=8, dim_mults=(1, 2), flash_attn=False)
 diffusion = GaussianDiffusion(model, image_size=16, timesteps=10, sampling_timesteps=5)
-trainer = Trainer(diffusion, "data/images", train_batch_size=2, train_lr=8e-5, train_num_steps=3,
+trainer = Trainer(diffusion, "data/images", train_batch_size=16, train_lr=8e-5, train_num_steps=3,
                   gradient_accumulate_every=1, ema_decay=0.995, amp=False, calculate_fid=False,
                   save_and_sample_every=1000, results_folder="out-trial")
 trainer.train()
@@ -154,7 +185,7 @@ ENTRIES = [
     {
         "name": "dcgan", "title": "pytorch/examples dcgan --accel", "repo": "examples", "cwd": "dcgan",
         "setup": None,
-        "argv": ["main.py", "--dataset", "fake", "--accel", "--dry-run", "--batchSize", "8",
+        "argv": ["main.py", "--dataset", "fake", "--accel", "--dry-run", "--batchSize", "8", "--manualSeed", "1",
                  "--ngf", "8", "--ndf", "8", "--workers", "0", "--outf", "out-trial"],
         "cpu": [], "cmp": [],
         "loss": r"\[\d+/\d+\]\[(\d+)/\d+\] Loss_D: ([0-9.]+)",
@@ -162,7 +193,8 @@ ENTRIES = [
     {
         "name": "imagenet", "title": "pytorch/examples imagenet --dummy", "repo": "examples", "cwd": "imagenet",
         "setup": None,
-        "argv": ["main.py", "--dummy", "-a", "resnet18", "-b", "4", "--workers", "0", "--print-freq", "1", "--epochs", "1"],
+        "argv": ["main.py", "--dummy", "-a", "resnet18", "-b", "4", "--workers", "0", "--print-freq", "1", "--epochs", "1",
+                 "--seed", "0"],  # without a seed torch's default generator is seeded at random
         # one device for the comparison: with 8, main.py wraps the model in DataParallel (BatchNorm per replica)
         "cpu": ["--no-accel"], "cmp": [], "cmp_run": ["--devices", "1"], "stop_after": (r"Epoch: \[0\]\[\s*\d+/", 3),
         "loss": r"Epoch: \[0\]\[\s*(\d+)/\d+\].*Loss ([0-9.e+-]+)",
@@ -190,6 +222,13 @@ ENTRIES = [
         "cwd": ".", "setup": _ddpm, "argv": ["trial_train.py"], "env": {"PYTHONPATH": "."},
         "cpu": [], "cmp": [],  # accelerate picks the device itself: the CPU on a plain machine
         "loss": r"(loss): ([0-9.]+)",
+    },
+    {
+        "name": "yolov5", "title": "yolov5 train.py (yolov5n from scratch)", "repo": "yolov5", "cwd": ".", "setup": _yolo,
+        "argv": ["train.py", "--img", "64", "--batch", "2", "--epochs", "1", "--data", "synth.yaml", "--cfg",
+                 "models/yolov5n.yaml", "--weights", "", "--workers", "0", "--noplots", "--name", "trial", "--exist-ok"],
+        "cpu": ["--device", "cpu"], "cmp": [],
+        "loss": r"(0/0)\s+\S+\s+([0-9.]+\s+[0-9.]+\s+[0-9.]+)",
     },
     {
         "name": "wlm", "title": "pytorch/examples word_language_model (LSTM)", "repo": "examples", "cwd": "word_language_model",
