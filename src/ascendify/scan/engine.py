@@ -12,7 +12,6 @@ import gc
 import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
 import warnings

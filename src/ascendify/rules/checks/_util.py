@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from typing import Optional
 
 from ascendify.scan.finding import Fix
@@ -49,3 +50,15 @@ def torch_root(ctx) -> Optional[str]:
 
 def fix(*edits, safe: bool = True, operation: str = "") -> Fix:
     return Fix(edits=tuple(edits), safe=safe, operation=operation)
+
+
+@lru_cache(maxsize=1)
+def cuda_api_map() -> dict:
+    """``torch.cuda`` name → entry (code, npu, agnostic, agnostic_fix, dtype, note) from ``cuda_api_map.toml``
+    (the DEV rules of device_api.py and device.py's f-string fix read it)."""
+    from importlib import resources
+
+    from ascendify.rules.registry import tomllib
+
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("cuda_api_map.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["api"]

@@ -226,7 +226,7 @@ def _inner_cuda_refs(ctx, node: ast.AST) -> Optional[list]:
     """(text, NPU text) of each ``torch.cuda.X`` named inside the f-string ``node`` whose NPU name is
     the same (``torch.cuda.current_device`` → ``torch.npu.current_device``); None when one has no
     such name — the literal alone is not fixed then: ``f"npu:{torch.cuda.current_device()}"`` raises."""
-    from ascendify.rules.checks.device_api import cuda_api_map
+    from ascendify.rules.checks._util import cuda_api_map
 
     out: list = []
     api = None

@@ -7,28 +7,15 @@ NVTX markers, cuDNN / TF32 backend flags, CUDA environment variables.
 from __future__ import annotations
 
 import ast
-import sys
-from functools import lru_cache
-from importlib import resources
 from typing import Optional
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from ascendify.rules.checks import agnostic as agn
-from ascendify.rules.checks._util import fix
+from ascendify.rules.checks._util import cuda_api_map, fix
 from ascendify.rules.checks.device import torch_name
 from ascendify.rules.registry import check
 from ascendify.scan.context import ancestors, parent
 
 
-@lru_cache(maxsize=1)
-def cuda_api_map() -> dict:
-    """``torch.cuda`` name → entry (code, npu, agnostic, agnostic_fix, dtype, note) from ``cuda_api_map.toml``."""
-    text = resources.files("ascendify.rules").joinpath("data").joinpath("cuda_api_map.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)["api"]
 
 
 _MAP = cuda_api_map()
