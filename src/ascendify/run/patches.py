@@ -4,6 +4,7 @@ bookkeeping behind the exit events (op counts, the devices parameters ended on, 
 from __future__ import annotations
 
 import functools
+import itertools
 import warnings
 import weakref
 
@@ -11,8 +12,11 @@ import torch
 
 from ascendify.run import common, events, policy
 
-_moved: "weakref.WeakSet" = weakref.WeakSet()
 _built: "weakref.WeakSet" = weakref.WeakSet()
+# every module moved with .to()/.npu()/.cuda()/_apply(): key -> [weakref, {device: n} of its own parameters
+# after its last move]; a module freed before exit (a model local to a function) still counts
+_moves: dict = {}
+_next_key = itertools.count()
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
@@ -74,8 +78,10 @@ def _track_modules() -> None:
     orig_init = Module.__init__
 
     def _apply(self, fn, *args, **kwargs):
-        _moved.add(self)
-        return orig_apply(self, fn, *args, **kwargs)
+        try:
+            return orig_apply(self, fn, *args, **kwargs)
+        finally:
+            _snapshot(self)
 
     def __init__(self, *args, **kwargs):
         orig_init(self, *args, **kwargs)
@@ -88,28 +94,39 @@ def _track_modules() -> None:
     Module.__init__ = __init__
 
 
+def _param_map(m) -> dict:
+    return {id(p): str(p.device) for p in m.parameters()}
+
+
+def _snapshot(m) -> None:
+    try:
+        key = m.__dict__.get("_ascendify_run_key")
+        if key is None:
+            key = next(_next_key)
+            object.__setattr__(m, "_ascendify_run_key", key)
+        _moves[key] = [weakref.ref(m), _param_map(m)]
+    except Exception:  # noqa: BLE001 - bookkeeping must never break the program
+        pass
+
+
 def param_devices() -> dict:
-    mods = list(_moved) or list(_built)
-    seen = set()
-    out: dict = {}
-    for m in mods:
-        try:
-            params = list(m.parameters(recurse=False))
-        except Exception:  # noqa: BLE001
-            continue
-        for p in params:
-            if id(p) in seen:
+    """Parameters by device (each counted once): of the moved modules (live ones as they are now, freed ones
+    as after their last move), else of the live constructed ones."""
+    where: dict = {}
+    if _moves:
+        for key in sorted(_moves):
+            ref, pmap = _moves[key]
+            m = ref()
+            where.update(pmap if m is None else _param_map(m))
+    else:
+        for m in list(_built):
+            try:
+                where.update(_param_map(m))
+            except Exception:  # noqa: BLE001
                 continue
-            seen.add(id(p))
-            d = str(p.device)
-            out[d] = out.get(d, 0) + 1
-    # also the children of moved modules (moving the root moves them, but only the root is recorded)
-    for m in list(_moved):
-        for p in m.parameters():
-            if id(p) not in seen:
-                seen.add(id(p))
-                d = str(p.device)
-                out[d] = out.get(d, 0) + 1
+    out: dict = {}
+    for d in where.values():
+        out[d] = out.get(d, 0) + 1
     return out
 
 
@@ -123,7 +140,7 @@ def exit_events() -> None:
     events.emit("op", counts_by_class=by_class, counts_by_op=by_op)
     common.host_sync_totals()
     events.emit("device_summary", param_devices=param_devices(),
-                source="moved modules" if len(_moved) else "constructed modules")
+                source="moved modules" if _moves else "constructed modules")
 
 
 def _quiet(fn):
