@@ -188,6 +188,8 @@ def summarise(lib: dict, version: str, cache: str, offline: bool, known: dict) -
         return ok
 
     kept = {c: b for c, b in bases.items() if reaches(c)}
+    owners = has | set(kept)  # re-exported names are kept only where they lead to an entry
+    res["aliases"] = {a: c for a, c in res["aliases"].items() if c in res["entries"] or c in owners}
     section = {"npu_aware": lib.get("npu_aware", ""), "file": info["file"], "url": info["url"], "sha256": info["sha256"], "modules": len(src),
                "entries": res["entries"], "aliases": res["aliases"], "bases": kept, "advice": advice}
     return section
