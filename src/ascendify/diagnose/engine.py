@@ -77,6 +77,9 @@ _GENERIC_TOKENS = frozenset("runtime error exception traceback failed fail warni
                             "assertion import module attribute".split())
 """Words of any Python error line (exception class parts): never the specific part of a known issue's match."""
 SALIENT_KEEP = 32
+TPOT_STEP = 1.8
+_BENCH_CONC = re.compile(r"(?:Maximum request concurrency|request concurrency)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
+_BENCH_TPOT = re.compile(r"Mean TPOT \(ms\)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
 _LOUD = re.compile(r"\[ERROR\]|\bERROR\b|\b[Ff]ailed\b|FAILED|disappeared|not supported|core dumped|Segmentation fault|"
                    r"\bKilled\b|\bAborted\b|\b[Vv]alue error\b|No matching distribution")
 """An error-looking line loud enough to stand as a log's only finding (a log level, "failed", a crash); prose that
@@ -288,6 +291,8 @@ class Aggregator:
         self.salient: list = []  # the first SALIENT_KEEP error-looking lines nothing matched (scanner.SALIENT_WORDS)
         self.variant_sigs: dict = {}  # finding id -> its signature, for entries with variants
         self.sig_of: dict = {}  # finding id -> its signature (bounded), for the known-issue specificity rule
+        self.bench: list = []  # (concurrency, mean TPOT ms, hit) of serving-benchmark runs, in reading order (bounded)
+        self._bench_c: Optional[float] = None
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -307,6 +312,9 @@ class Aggregator:
                 self.query_head.append(qt)
             else:
                 self.query_tail.append(qt)
+        if hit.bench:
+            self._bench_line(hit)
+            return
         if hit.salient:
             if len(self.salient) < SALIENT_KEEP:
                 self.salient.append(hit)
@@ -741,6 +749,9 @@ class Aggregator:
             if c is not None:
                 f.consequence_of = c.label()
         self._variants()
+        step = self._tpot_step()
+        if step is not None:
+            out.append(step)
         if not any(f.severity == "error" for f in out):
             last = self._last_resort()
             if last is not None:
@@ -755,6 +766,42 @@ class Aggregator:
             f.confidence = confidence(f)
         return out
 
+
+    def _bench_line(self, hit: Hit) -> None:
+        m = _BENCH_CONC.search(hit.text)
+        if m:
+            self._bench_c = float(m.group(1))
+            return
+        m = _BENCH_TPOT.search(hit.text)
+        if m and self._bench_c is not None and len(self.bench) < 64:
+            self.bench.append((self._bench_c, float(m.group(1)), hit))
+            self._bench_c = None
+
+    def _tpot_step(self) -> Optional[Finding]:
+        """Serving-benchmark runs whose mean time per output token jumps (>= TPOT_STEP x) from one concurrency to
+        the next (at most 4x the requests): the KV cache stopped holding them all."""
+        runs = sorted(self.bench, key=lambda r: r[0])
+        for (c1, t1, h1), (c2, t2, h2) in zip(runs, runs[1:]):
+            if c2 > c1 and c2 <= 4 * c1 and t1 > 0 and t2 / t1 >= TPOT_STEP:
+                f = Finding(
+                    id="tpot-step", family="performance",
+                    title=f"Time per output token jumps {t2 / t1:.1f}x from concurrency {c1:g} to {c2:g}",
+                    severity="warning", role="cause",
+                    cause=(f"Mean time per output token rose from {t1:g} ms at concurrency {c1:g} to {t2:g} ms at {c2:g}: "
+                           "a step rather than a slope means the KV cache no longer holds all running requests, so the "
+                           "server queues or preempts them (vLLM recomputes preempted requests)."),
+                    fix=("Keep the concurrency below the step, or give the KV cache more room: raise "
+                         "--gpu-memory-utilization, lower --max-model-len, raise --tensor-parallel-size; cap "
+                         "--max-num-seqs at the concurrency the cache holds."),
+                    next_step="Look for `is preempted by PreemptionMode` warnings and the KV cache usage in the server log "
+                              "of the run at the higher concurrency.",
+                    source="https://docs.vllm.ai/en/v0.9.1/configuration/optimization.html ; the step threshold is this "
+                           "tool's heuristic", verified=False, base_confidence=0.6)
+                f.add(h1)
+                f.add(h2)
+                f.details.update({"concurrency": [c1, c2], "mean_tpot_ms": [t1, t2]})
+                return f
+        return None
 
     def _variants(self) -> None:
         """Entries whose reading depends on other lines of the same log: the first variant whose words the

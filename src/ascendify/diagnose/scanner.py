@@ -75,6 +75,7 @@ class Hit:
     events: list = field(default_factory=list)  # metric symptoms decided on this line (metrics.Event)
     reason: str = ""  # the reason text the line gives for a CANN / ACL / HCCL message (reason.extract)
     salient: bool = False  # an error-looking line nothing else matched (known-issue retrieval, the last-resort finding)
+    bench: bool = False  # a serving-benchmark result line (request concurrency, mean time per output token)
 
 
 @dataclass
@@ -215,6 +216,10 @@ SALIENT_WORDS = (b"[ERROR]", b"ERROR", b"Error", b"error:", b"error,", b"failed"
 """Words of an error-looking line: such lines that nothing else matches are kept (bounded) for known-issue
 retrieval and, when a log has no other error, as its finding."""
 _SALIENT = re.compile(b"|".join(re.escape(w) for w in SALIENT_WORDS))
+BENCH_WORDS = (b"Mean TPOT", b"request concurrency")
+"""Lines of a serving benchmark's result block (vLLM benchmark_serving / `vllm bench serve`): the concurrency of
+each run and its mean time per output token (a step with concurrency is a symptom of its own)."""
+_BENCH = re.compile(b"|".join(re.escape(w) for w in BENCH_WORDS))
 _FOLLOW_WORDS = (b"Inner Error", b"Reason:", b"reason:", b"The reason is", b"[ERROR]", b"EE1001", b"EE9999")
 _FOLLOW_RE = re.compile(b"|".join(re.escape(w) for w in _FOLLOW_WORDS))
 CONTEXT_HEAD = 1 << 20
@@ -237,7 +242,8 @@ class Scanner:
         self.context = context if context is not None else context_mod.Context()
         # one prefix trie over every trigger word (anchors, traceback words, error-looking words, and per variant
         # the metric / context words): at each position the engine tests one branch per distinct first byte
-        self._base_words = ({a.encode() for a in self.matcher.kb.anchors} | set(_TB_WORDS) | set(SALIENT_WORDS))
+        self._base_words = ({a.encode() for a in self.matcher.kb.anchors} | set(_TB_WORDS) | set(SALIENT_WORDS)
+                            | set(BENCH_WORDS))
         self._met_words = set(metrics_mod.TRIGGERS)
         self._ctx_missing = None
         self._ctx_trigger_update()
@@ -436,11 +442,14 @@ class Scanner:
                 self._follow_until = self.base + le + (FOLLOW_LINES << 10)
             if exc is None and (coded or (following and reason_mod.continuation(body))):
                 why = reason_mod.extract(body)
-            salient = False
+            salient = bench = False
             if lm is None and exc is None and not events and not why:
-                if not _SALIENT.search(raw):
+                if _BENCH.search(raw):
+                    bench = True
+                elif not _SALIENT.search(raw):
                     continue
-                salient = True
+                else:
+                    salient = True
             if lm is None:
                 lm = LineMatch([], [], [], [])
             rank = prank if prank is not None else rank_in_text(text)
@@ -458,7 +467,7 @@ class Scanner:
                 frame = _frame(buf, max(0, ls - LOOKBACK), ls)
             yield Hit(
                 file=name, line=lineno, text=text[:MAX_LINE].strip(), match=lm, rank=rank, time=t,
-                frame=frame, seq=self.seq, exc=exc, events=events, reason=why, salient=salient,
+                frame=frame, seq=self.seq, exc=exc, events=events, reason=why, salient=salient, bench=bench,
             )
 
     def _match_escaped(self, text: str, whole: Optional[LineMatch]) -> Optional[LineMatch]:
