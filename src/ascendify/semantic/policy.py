@@ -26,8 +26,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ascendify.scan.finding import Finding, Fix
+from ascendify.diagnostics import Edit, Finding, Fix
 from ascendify.semantic.branches import library
+from ascendify.semantic.torch_api import autoloaded
 
 POLICY_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT")
 
@@ -80,8 +81,6 @@ def _npu_entry_fix(ctx, table: tuple) -> Optional[Fix]:
     offset = sum(len(x) for x in lines[:i]) + (ec - dc if i == 0 else ec)
     key = '"npu"' if ctx.segment(k).startswith('"') else "'npu'"
     text = seg[:offset] + f", {key}: {new_val}" + seg[offset:]
-    from ascendify.scan.finding import Edit
-
     start, end = ctx.span(d)
     return Fix((Edit("replace", text, start, end),), True, 'add an "npu" entry to the device-keyed table')
 
@@ -95,8 +94,6 @@ def _table_entry_for_npu(ctx, node: ast.AST) -> Optional[Fix]:
     seg = ctx.segment(node)
     if not isinstance(node, ast.Constant) or len(seg) < 6 or seg[0] not in "\"'" or seg[1:5] != "cuda":
         return None
-    from ascendify.scan.finding import Edit
-
     start, end = ctx.span(node)
     return Fix((Edit("replace", seg[0] + "npu" + seg[5:], start, end),), True, "the NPU entry under the NPU test")
 
@@ -329,9 +326,7 @@ def import_policy(findings: list, ctx) -> None:
       gets nothing added;
     * a file that imports nothing from torch gets no ``import torch_npu`` (its entry script loads it).
     """
-    from ascendify.rules.checks.imports import AUTOLOAD_SINCE, version_tuple
-
-    autoload = version_tuple(ctx.settings.torch_npu) >= AUTOLOAD_SINCE
+    autoload = autoloaded(ctx.settings.torch_npu)
     has_torch = ctx.has_import("torch")
     aware = None
     for f in findings:

@@ -28,8 +28,8 @@ import ast
 import os
 from typing import Optional
 
-from ascendify.rules.checks.distributed import PROCESS_GROUP_CALLS
-from ascendify.scan.finding import Edit, Finding, Fix, severity_rank
+from ascendify.diagnostics import Edit, Finding, Fix, severity_rank
+from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS, int_device_severity
 
 _WORK_SEVERITIES = ("error", "silent")
 _WORK_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT", "IMP")
@@ -489,8 +489,6 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 rule = rules.get("DEV006")
                 if rule is None:
                     continue
-                from ascendify.rules.checks.device import int_device_severity  # the rule's own version fact
-
                 sev = int_device_severity(settings)
                 msg = rule.message.format(form=use["text"]) + f" (`{member}` = {const['int']} in {trel})"
                 f = Finding("DEV006", msg, rel, line, col, sp[2], sp[3], sev, rule.category)

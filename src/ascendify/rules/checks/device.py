@@ -22,6 +22,7 @@ from ascendify.scan.context import ancestors, parent
 from ascendify.semantic import devices as dv
 from ascendify.semantic.branches import block_of
 from ascendify.semantic.policy import TABLE_OPERATION
+from ascendify.semantic.torch_api import int_device_severity
 
 # ---------------------------------------------------------------------- helpers
 _CUDA_N = re.compile(r"^cuda:(\d+)$")
@@ -612,25 +613,6 @@ def int_device(node: Optional[ast.AST], ctx) -> Optional[bool]:
     return False
 
 
-_INT_IS_ACCELERATOR_SINCE = (2, 3)
-"""torch_npu release from which a bare int device reaches the NPU: torch 2.3.0 resolves an index to
-PrivateUse1 when one is registered (pytorch/pytorch PR #117966), generalised to the current accelerator
-by PR #129119 (torch 2.5.0); torch 2.1/2.2 send it to CUDA (Ascend/pytorch#16)."""
-
-
-def _release(version: Optional[str]) -> tuple:
-    parts = []
-    for p in (version or "").split(".")[:2]:
-        digits = "".join(c for c in p if c.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
-def int_device_severity(settings) -> str:
-    """error when the target torch_npu's torch still reads an int device as CUDA, else warning."""
-    if settings.target == "npu" and _release(settings.torch_npu) < _INT_IS_ACCELERATOR_SINCE:
-        return "error"
-    return "warning"
 
 
 def _index_text(ctx, node: ast.AST, dev: str) -> Optional[str]:

@@ -23,16 +23,10 @@ from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import arg, fix, kwarg, torch_root
 from ascendify.rules.registry import check, file_check
 from ascendify.scan.context import ancestors, parent
+from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS
 
 # ---------------------------------------------------------------------- shared
-_INIT = {
-    "torch.distributed.init_process_group": 0,
-    "torch.distributed.distributed_c10d.init_process_group": 0,
-    "torch.distributed.new_group": 2,
-    "torch.distributed.distributed_c10d.new_group": 2,
-}
-"""Process-group constructors → position of their ``backend`` argument."""
-PROCESS_GROUP_CALLS = _INIT
+_INIT = PROCESS_GROUP_CALLS  # process-group constructors → position of their ``backend`` argument
 
 _BACKEND_NCCL = {"torch.distributed.Backend.NCCL", "torch.distributed.distributed_c10d.Backend.NCCL"}
 _ENV_GETTERS = {"os.environ.get", "os.getenv", "os.environ.setdefault"}

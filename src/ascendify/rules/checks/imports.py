@@ -14,20 +14,16 @@ from ascendify.config import default_torch_npu
 from ascendify.rules.checks._util import fix
 from ascendify.rules.registry import check, file_check
 from ascendify.scan.context import parent
+from ascendify.semantic.torch_api import AUTOLOAD_SINCE
+from ascendify.semantic.torch_api import version_tuple as _version_tuple
 
 NPU_DEVICE_RE = re.compile(r"^npu(:\d+)?$")
-AUTOLOAD_SINCE = (2, 5, 1)
-"""First torch_npu release registering the ``torch.backends`` entry point (see imp.toml IMP002)."""
-
-_VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def version_tuple(version: Optional[str]) -> tuple:
-    """``"2.7.1.post11"`` → ``(2, 7, 1)``; anything unparsable → the default target release."""
-    m = _VERSION_RE.match(str(version or "").strip().lstrip("v"))
-    if not m:
-        m = _VERSION_RE.match(default_torch_npu())
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+    """``"2.7.1.post11"`` → ``(2, 7, 1)``; anything unparsable → the default target release
+    (:func:`ascendify.semantic.torch_api.version_tuple`, the one parser)."""
+    return _version_tuple(version, default_torch_npu())
 
 
 def _state(ctx) -> dict:

@@ -1,0 +1,112 @@
+"""Findings, fixes and edits: the data every scan rule produces (the ground floor: the semantic
+model, the rules, the fix engine and the output formats all import them from here).
+
+Positions follow LibCST's convention: ``line`` is 1-based, ``col`` is a
+0-based *character* column (``ast`` gives UTF-8 byte offsets; the scan
+converts them).  Output formats add 1 to the column, as ruff and flake8 do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Optional
+
+SEVERITIES = ("info", "warning", "silent", "error")
+"""Severity order, lowest first.  ``silent`` = runs, but silently wrong on NPU
+(the run lands on the CPU, AMP or DDP quietly off, fp64 quietly cast)."""
+
+
+def severity_rank(severity: str) -> int:
+    """Position of ``severity`` in :data:`SEVERITIES` (``ValueError`` if unknown)."""
+    return SEVERITIES.index(severity)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to a file.
+
+    kind:
+      ``replace``     replace the expression at ``start``..``end`` by ``text``
+                      (matched against LibCST node positions when applied);
+      ``attr``        rename the attribute of the Attribute at ``start``..``end``;
+      ``add_arg``     append the keyword argument ``text`` to the Call there;
+      ``set_args``    replace all arguments of the Call there by ``text``;
+      ``add_import``  ensure the module has the statement ``text`` (an
+                      ``import ...``) after its last top-level ``torch`` import;
+      ``add_prelude`` ensure the statement ``text`` exists after the imports.
+    """
+
+    kind: str
+    text: str
+    start: tuple = (0, 0)
+    end: tuple = (0, 0)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A set of edits that together fix one finding.
+
+    ``safe`` fixes keep behaviour on GPU and NPU; unsafe ones need review
+    (applied only with ``--unsafe-fixes``).  ``operation`` is a short verb
+    phrase for the change log (e.g. ``"replace .cuda() with .npu()"``).
+    """
+
+    edits: tuple
+    safe: bool = True
+    operation: str = ""
+
+
+@dataclass
+class Finding:
+    """One rule violation at one place in one file."""
+
+    code: str
+    message: str
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    severity: str
+    category: str
+    fix: Optional[Fix] = None
+    cell: Optional[int] = None  # notebooks: 1-based code-cell number
+    cell_line: Optional[int] = None  # notebooks: line inside that cell
+    related: Optional[list] = None  # other places that explain it: [{"path", "line", "col", "message"}] (cross-file findings)
+    json_line: Optional[int] = None  # notebooks: the line of that source line inside the .ipynb JSON (SARIF regions)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d.get("json_line") is None:
+            d.pop("json_line", None)
+        d["fixable"] = self.fixable
+        if self.fix is not None:
+            d["fix"] = {
+                "safe": self.fix.safe,
+                "operation": self.fix.operation,
+                "edits": [asdict(e) for e in self.fix.edits],
+            }
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        d = dict(d)
+        d.pop("fixable", None)
+        fx = d.pop("fix", None)
+        fix = None
+        if fx is not None:
+            fix = Fix(
+                edits=tuple(
+                    Edit(e["kind"], e["text"], tuple(e["start"]), tuple(e["end"])) for e in fx["edits"]
+                ),
+                safe=fx["safe"],
+                operation=fx["operation"],
+            )
+        return cls(fix=fix, **d)
