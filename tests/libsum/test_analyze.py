@@ -229,3 +229,38 @@ def test_flag_conditions_record_default_and_polarity():
     assert flag_runs("slow:F:F", {"slow": True}, False) is False
     assert flag_runs("slow:F:F", {"slow": None}, False) is True
     assert flag_runs("prefetch:T:F", {}, False) is False and flag_runs("prefetch:T:F", {}, True) is True
+
+
+def test_broad_fallback_version_fallback_and_self_flag():
+    files = {"g/__init__.py": """
+        import torch
+
+        NEW_TORCH = torch_version_greater_or_equal("2.7")
+
+
+        def capturing():
+            try:
+                return torch.cuda.is_current_stream_capturing()
+            except Exception:
+                return False
+
+
+        def strict():
+            try:
+                return torch.cuda.current_device()
+            except Exception:
+                raise
+
+
+        class Cache:
+            def __init__(self, offloading=False):
+                self.offloading = offloading
+                if self.offloading:
+                    self.stream = torch.Stream() if NEW_TORCH_greater_or_equal else torch.cuda.Stream()
+                    self.buf = torch.empty(1).cuda()
+    """}
+    e = _run(files)["entries"]
+    assert "g.capturing" not in e  # guarded by a fallback
+    assert e["g.strict"]["work"] == [["torch.cuda.current_device", "g/__init__.py", 15, ""]]
+    # the CUDA stream is only the fallback for older torch; .cuda() runs when offloading=True
+    assert e["g.Cache"]["work"] == [[".cuda()", "g/__init__.py", 25, "offloading:T:F"]]

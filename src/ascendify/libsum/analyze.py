@@ -163,6 +163,21 @@ def _availability_test(test: ast.AST) -> bool:
 
 
 _COMPAT_ERRORS = frozenset({"AttributeError", "TypeError", "ImportError", "ModuleNotFoundError"})
+_BROAD_ERRORS = frozenset({"Exception", "BaseException", "RuntimeError", "AssertionError"})
+
+
+def _version_test(test: ast.AST) -> bool:
+    """``if _is_torch_greater_or_equal_than_2_7`` / ``if is_torch_version(">=", ...)``: the other
+    branch is the fallback for older releases."""
+    for n in ast.walk(test):
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+        if name and any(t in name.lower() for t in ("version", "greater", "_or_equal", "less_than", "older", "newer")):
+            return True
+    return False
+
+
+def _reraises(h: ast.ExceptHandler) -> bool:
+    return any(isinstance(x, ast.Raise) for x in ast.walk(h))
 
 
 def _npu_mark(node: ast.AST) -> bool:
@@ -216,8 +231,10 @@ class _Walker:
             when = not when
             t = t.operand
         for n in ast.walk(t):
-            if isinstance(n, ast.Name) and n.id in self.flags:
-                kw, default = self.flags[n.id]
+            key = n.id if isinstance(n, ast.Name) else (
+                n.attr if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" else None)
+            if key in self.flags:  # the parameter, or self.<name> (``self.offloading = offloading``)
+                kw, default = self.flags[key]
                 w = when if n is t else True  # inside a larger test: taken as "when it is set"
                 return f"{kw}:{'T' if w else 'F'}:{'T' if default else 'F'}"
         return None
@@ -235,6 +252,10 @@ class _Walker:
                 for s in st.orelse:
                     self.stmt(s, cond)
                 return
+            if _version_test(st.test):
+                for s in st.body:
+                    self.stmt(s, cond)
+                return
             c = cond or self._condition(st.test)
             for s in st.body:
                 self.stmt(s, c)
@@ -243,8 +264,11 @@ class _Walker:
                 self.stmt(s, c2)
             return
         if isinstance(st, ast.Try):
-            for s in st.body + st.orelse + st.finalbody:
-                self.stmt(s, cond)
+            broad = any(h.type is None or any(isinstance(t, ast.Name) and t.id in _BROAD_ERRORS
+                                              for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]))
+                        for h in st.handlers if not _reraises(h))
+            for s in (st.orelse + st.finalbody) if broad else (st.body + st.orelse + st.finalbody):
+                self.stmt(s, cond)  # a body under `except Exception:` that falls back cannot fail there
             for h in st.handlers:
                 types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
                 if types and all(isinstance(t, ast.Name) and t.id in _COMPAT_ERRORS for t in types):
@@ -279,7 +303,8 @@ class _Walker:
             self.expr(node.test, cond)
             if not _cuda_test(node.test):
                 self.expr(node.body, cond)
-            self.expr(node.orelse, cond)
+            if not _version_test(node.test):
+                self.expr(node.orelse, cond)
             return
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             for i, v in enumerate(node.values):
