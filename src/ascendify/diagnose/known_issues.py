@@ -23,8 +23,8 @@ corpus is a few thousand short documents, for which a dict of postings is
 fast enough (a query is well under a millisecond per hundred records).
 
 The derived index (``data/known_issues/_index.json``: records, postings,
-document lengths, IDF, and the SHA-256 of the ``.jsonl`` files it was built
-from) is written by ``tools/diagnose_known_issues.py`` and loaded lazily on the
+document lengths, IDF, and the SHA-256 of the ``.jsonl`` files and of the
+catalogue it was built from) is written by ``tools/diagnose_known_issues.py`` and loaded lazily on the
 first query; when it is missing or older than the data files, the index is
 built in memory from the ``.jsonl`` files instead (same result, slower).
 
@@ -233,7 +233,18 @@ def read_records(files: list, strict: bool = True) -> tuple:
 
 
 def sources_hash(files: list) -> dict:
-    return {name: hashlib.sha256(data).hexdigest() for name, data in files}
+    """SHA-256 of each data file, and of the catalogue (``catalogue``: the generic-line marks read its messages)."""
+    out = {name: hashlib.sha256(data).hexdigest() for name, data in files}
+    try:
+        from ascendify.diagnose.signatures import data_files as catalogue_files
+
+        h = hashlib.sha256()
+        for name, text in catalogue_files():
+            h.update(name.encode() + b"\0" + text.encode("utf-8"))
+        out["catalogue"] = h.hexdigest()
+    except (ImportError, OSError):  # pragma: no cover
+        pass
+    return out
 
 
 # ---------------------------------------------------------------- index
