@@ -197,5 +197,35 @@ def test_shim_cache_is_per_torch_version_under_ascendify_cache_dir(monkeypatch, 
     monkeypatch.setenv("ASCENDIFY_CACHE_DIR", str(tmp_path))
     import torch
 
-    assert shim.cache_dir() == os.path.join(str(tmp_path), "run", "torch-" + torch.__version__.replace("+", "_"))
+    assert shim.cache_dir() == os.path.join(str(tmp_path), "run", "torch-" + torch.__version__.replace("+", "_"),
+                                            "shim-" + shim._source_hash())
     assert shim.cached_library() is None   # nothing built there
+
+
+def test_a_build_killed_earlier_does_not_make_the_next_one_wait_for_ever(monkeypatch, tmp_path):
+    """torch's FileBaton leaves 'lock' behind when the building process is killed; the next build used to
+    wait on it for ever (seen: a test run hung for 15 minutes)."""
+    import types
+
+    import torch.utils.cpp_extension as cpp
+
+    from ascendify.run import shim
+
+    monkeypatch.setenv("ASCENDIFY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(shim, "_MODULE", [])
+    d = shim.cache_dir()
+    os.makedirs(d)
+    open(os.path.join(d, "lock"), "w").close()   # the killed build's baton
+    seen = []
+
+    def fake_load(name, sources, build_directory, **kw):
+        seen.append(os.path.exists(os.path.join(build_directory, "lock")))
+        so = os.path.join(build_directory, name + ".so")
+        open(so, "w").close()
+        return types.SimpleNamespace(__file__=so)
+
+    monkeypatch.setattr(cpp, "load", fake_load)
+    so = shim.build()
+    assert seen == [False]
+    assert so == os.path.join(d, shim.NAME + ".so")
+    assert shim.cached_library() == so   # the stamp records it: the next start builds nothing

@@ -31,8 +31,10 @@ def _torch_version() -> str:
 
 
 def cache_dir() -> str:
+    """``<cache>/run/torch-<version>/shim-<source hash>``: a changed shim source never shares a build folder
+    (or torch's build lock) with another one."""
     root = os.environ.get("ASCENDIFY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ascendify")
-    return os.path.join(root, "run", "torch-" + _torch_version().replace("+", "_"))
+    return os.path.join(root, "run", "torch-" + _torch_version().replace("+", "_"), "shim-" + _source_hash())
 
 
 def _source_hash() -> str:
@@ -82,12 +84,51 @@ def build(verbose: bool = False) -> str:
 
     d = cache_dir()
     os.makedirs(d, exist_ok=True)
-    t0 = time.perf_counter()
-    if not verbose:
-        print("ascendify run: building the emulator's C++ shim for torch (once per torch version, ~15 s) ...",
-              file=sys.stderr, flush=True)
-    mod = load(name=NAME, sources=[SOURCE], is_python_module=True, build_directory=d, extra_cflags=["-O1"],
-               verbose=verbose)
+    with _build_lock(d):
+        so = cached_library()  # another process may have built it while this one waited
+        if so:
+            return so
+        # torch's own FileBaton ('lock') outlives a build that was killed, and a later build then waits on
+        # it for ever; while this process holds the flock no other build of ours is running, so a 'lock'
+        # left in the folder is stale.
+        stale = os.path.join(d, "lock")
+        if os.path.exists(stale):
+            os.remove(stale)
+        t0 = time.perf_counter()
+        if not verbose:
+            print("ascendify run: building the emulator's C++ shim for torch (once per torch version, ~15 s) ...",
+                  file=sys.stderr, flush=True)
+        mod = load(name=NAME, sources=[SOURCE], is_python_module=True, build_directory=d, extra_cflags=["-O1"],
+                   verbose=verbose)
+        return _record(d, mod, t0)
+
+
+class _build_lock:
+    """An exclusive ``flock`` on ``<d>/.build.lock`` (released by the kernel when the holder dies, unlike
+    torch's FileBaton); a no-op where ``fcntl`` does not exist."""
+
+    def __init__(self, d: str) -> None:
+        self.path = os.path.join(d, ".build.lock")
+        self.fh = None
+
+    def __enter__(self) -> "_build_lock":
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return self
+        self.fh = open(self.path, "a+")
+        fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            import fcntl
+
+            fcntl.flock(self.fh.fileno(), fcntl.LOCK_UN)
+            self.fh.close()
+
+
+def _record(d: str, mod, t0: float) -> str:
     LAST_BUILD_SECONDS.append(time.perf_counter() - t0)
     # cpp_extension names a rebuild of changed sources NAME_v1.so, NAME_v2.so, ...: take the one it loaded
     so = os.path.abspath(mod.__file__)
