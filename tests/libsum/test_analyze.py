@@ -264,3 +264,25 @@ def test_broad_fallback_version_fallback_and_self_flag():
     assert e["g.strict"]["work"] == [["torch.cuda.current_device", "g/__init__.py", 15, ""]]
     # the CUDA stream is only the fallback for older torch; .cuda() runs when offloading=True
     assert e["g.Cache"]["work"] == [[".cuda()", "g/__init__.py", 25, "offloading:T:F"]]
+
+
+def test_work_under_state_tests_is_not_reported():
+    files = {"st/__init__.py": """
+        import torch
+        import apex
+
+
+        class Trainer:
+            def __init__(self, args, opt="sgd", resume=None):
+                if args.sharded:
+                    self.scaler = torch.cuda.amp.GradScaler()
+                name = opt.lower()
+                if name == "fusedadam":
+                    self.opt = apex.optimizers.FusedAdam()
+                if resume is None:
+                    self.buf = torch.zeros(1).cuda()
+    """}
+    e = _run(files)["entries"]
+    # args.sharded and the optimizer name are state the caller's call does not show: not reported;
+    # `resume is None` is a flag test with its polarity (runs when resume is left out)
+    assert e["st.Trainer"]["work"] == [[".cuda()", "st/__init__.py", 13, "resume:F:F"]]

@@ -40,6 +40,8 @@ CUDA_ONLY_PACKAGES = ("xformers", "flash_attn", "flash_attn_2_cuda", "flash_attn
                       "triton", "cupy", "pycuda", "fused_layer_norm_cuda", "xformers_C")
 NPU_NAMES = frozenset({"is_torch_npu_available", "is_npu_available", "torch_npu", "get_accelerator", "is_npu"})
 MAX_WORK = 4
+STATE = "~"
+"""The condition of work under a test of state the call site cannot see (an attribute, a local)."""
 MAX_DEPTH = 8
 _CUDA_TEST_ATTRS = frozenset({"is_cuda"})
 
@@ -230,6 +232,10 @@ class _Walker:
         while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
             when = not when
             t = t.operand
+        if (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
+            when = when if isinstance(t.ops[0], ast.IsNot) else not when  # `x is None`: runs when x is falsy
+            t = t.left
         for n in ast.walk(t):
             key = n.id if isinstance(n, ast.Name) else (
                 n.attr if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" else None)
@@ -256,10 +262,12 @@ class _Walker:
                 for s in st.body:
                     self.stmt(s, cond)
                 return
-            c = cond or self._condition(st.test)
+            # a flag parameter's test has a known polarity; any other test (self.sharded_ddp, args.fp16,
+            # opt_name == "fusedadam") depends on state the call site cannot see: STATE, never reported
+            c = cond or self._condition(st.test) or STATE
             for s in st.body:
                 self.stmt(s, c)
-            c2 = cond or self._condition(st.test, negate=True)
+            c2 = cond or self._condition(st.test, negate=True) or STATE
             for s in st.orelse:
                 self.stmt(s, c2)
             return
@@ -301,16 +309,17 @@ class _Walker:
             return
         if isinstance(node, ast.IfExp):
             self.expr(node.test, cond)
+            known = _cuda_test(node.test) or _version_test(node.test)
             if not _cuda_test(node.test):
-                self.expr(node.body, cond)
+                self.expr(node.body, cond or (None if known else self._condition(node.test) or STATE))
             if not _version_test(node.test):
-                self.expr(node.orelse, cond)
+                self.expr(node.orelse, cond or (None if known else self._condition(node.test, negate=True) or STATE))
             return
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        if isinstance(node, ast.BoolOp):
             for i, v in enumerate(node.values):
-                if _cuda_test(v):
+                if isinstance(node.op, ast.And) and _cuda_test(v):
                     return
-                self.expr(v, cond)
+                self.expr(v, cond if i == 0 else (cond or STATE))  # later operands run depending on earlier ones
             return
         if isinstance(node, ast.Call):
             self.call(node, cond)
@@ -495,7 +504,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
     # fixpoint: total work (what, path, line, condition)
     total: Dict[str, List[tuple]] = {}
     for q, d in defs.items():
-        total[q] = [] if d.npu else [(w, d.module.path, ln, c or "") for w, ln, c in d.own][:MAX_WORK]
+        total[q] = [] if d.npu else [(w, d.module.path, ln, c or "") for w, ln, c in d.own if c != STATE][:MAX_WORK]
     for q, d in defs.items():  # a class's own defaults are its __init__'s
         if d.kind == "class" and edges[q]:
             init = defs[edges[q][0][0]]
@@ -509,6 +518,8 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
                 continue
             for t, cond, passed in tg:
                 for w in total.get(t, ()):
+                    if w[3] == STATE:
+                        continue  # depends on the library's state: not known at any caller
                     if w[3].startswith("!"):
                         if passed is None or _passes(passed, w[3]):
                             continue  # the call inside the library passes the parameter
@@ -542,6 +553,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
         else:
             work = total[q]
             npu = d.npu and bool(d.own or any(total.get(e[0]) for e in edges[q]))
+        work = [w for w in work if w[3] != STATE]
         if not work and not npu:
             continue
         e = {"kind": d.kind, "file": d.module.path, "line": d.node.lineno}
