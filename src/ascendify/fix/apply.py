@@ -26,7 +26,7 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ascendify.scan.finding import Edit, Finding
+from ascendify.diagnostics import Edit, Finding
 from ascendify.scan.source import CELL_MARKER, SourceFile
 
 _POS_KINDS = ("replace", "attr", "add_arg", "set_args", "string")

@@ -19,7 +19,7 @@ from ascendify.fix.apply import apply_fixes
 from ascendify.fsutil import atomic_write, display_path, is_within
 from ascendify.output.escape import json_text, text_safe
 from ascendify.scan.engine import ScanResult, analyze_source
-from ascendify.scan.finding import Finding
+from ascendify.diagnostics import Finding
 from ascendify.scan.source import CELL_MARKER, SourceFile, SourceProblem, encode_source, final_eol, read_source
 
 MAX_PASSES = 5

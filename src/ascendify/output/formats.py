@@ -11,7 +11,7 @@ import click
 from ascendify import __version__
 from ascendify.output.escape import json_text, text_safe, uri_path
 from ascendify.rules.registry import load_rules
-from ascendify.scan.finding import Finding
+from ascendify.diagnostics import Finding
 
 FORMATS = ("text", "json", "sarif", "csv")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Optional
 
-from ascendify.scan.finding import SEVERITIES, Finding
+from ascendify.diagnostics import SEVERITIES, Finding
 
 EFFORTS = ("none", "low", "medium", "high")
 

@@ -18,6 +18,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
+from ascendify.semantic.bindings import ancestors, dotted, parent  # noqa: F401  (tree helpers: the model's, re-exported here)
+
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -46,17 +48,6 @@ def _stmt_children(stmt: ast.AST) -> Iterator[ast.stmt]:
             yield from case.body
 
 
-def parent(node: ast.AST) -> Optional[ast.AST]:
-    """The node's parent (set by the engine's walk), or None for the module."""
-    return getattr(node, "_asc_parent", None)
-
-
-def ancestors(node: ast.AST) -> Iterator[ast.AST]:
-    """Parents of ``node``, nearest first."""
-    p = getattr(node, "_asc_parent", None)
-    while p is not None:
-        yield p
-        p = getattr(p, "_asc_parent", None)
 
 
 class FileContext:
@@ -193,14 +184,7 @@ class FileContext:
     @staticmethod
     def dotted(node: ast.AST) -> Optional[str]:
         """Raw dotted text of a Name/Attribute chain (no import resolution)."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if isinstance(node, ast.Name):
-            parts.append(node.id)
-            return ".".join(reversed(parts))
-        return None
+        return dotted(node)
 
     def has_import(self, module: str) -> bool:
         """True if ``module`` (or a submodule of it) is imported anywhere in the file."""

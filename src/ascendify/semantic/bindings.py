@@ -362,6 +362,31 @@ def statement_of(node: ast.AST) -> Optional[ast.AST]:
     return n
 
 
+def parent(node: ast.AST) -> Optional[ast.AST]:
+    """The node's parent (set by the engine's walk), or None for the module."""
+    return getattr(node, "_asc_parent", None)
+
+
+def ancestors(node: ast.AST) -> Iterator[ast.AST]:
+    """Parents of ``node``, nearest first."""
+    p = getattr(node, "_asc_parent", None)
+    while p is not None:
+        yield p
+        p = getattr(p, "_asc_parent", None)
+
+
+def dotted(node: ast.AST) -> Optional[str]:
+    """Raw dotted text of a Name/Attribute chain (no import resolution)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
 def iter_parents(node: ast.AST) -> Iterator[ast.AST]:
     p = getattr(node, "_asc_parent", None)
     while p is not None:

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 from typing import Optional
 
-from ascendify.scan.finding import Fix
+from ascendify.diagnostics import Fix
 
 CUDA_DEVICE_RE = re.compile(r"^cuda(:\d+)?$")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascendify.rules.checks._util import torch_root
-from ascendify.scan.finding import Edit
+from ascendify.diagnostics import Edit
 
 NAME = "DEVICE_TYPE"
 

@@ -16,8 +16,8 @@ from typing import Optional
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import arg, fix, kwarg, torch_root
 from ascendify.rules.registry import check, file_check
-from ascendify.scan.context import parent
-from ascendify.scan.finding import Edit
+from ascendify.semantic.bindings import parent
+from ascendify.diagnostics import Edit
 
 KINDS = ("autocast", "GradScaler", "custom_fwd", "custom_bwd")
 _LEGACY_MODS = ("torch.cuda.amp", "torch.cuda.amp.autocast_mode", "torch.cuda.amp.grad_scaler")

@@ -30,7 +30,7 @@ else:  # pragma: no cover
 
 from ascendify.rules.checks import thirdparty
 from ascendify.rules.registry import check, file_check
-from ascendify.scan.context import ancestors, parent
+from ascendify.semantic.bindings import ancestors, parent
 
 
 @lru_cache(maxsize=1)

@@ -18,7 +18,7 @@ from typing import Optional
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import fix, is_cuda_device_string, kwarg, method_call, torch_root
 from ascendify.rules.registry import check
-from ascendify.scan.context import ancestors, parent
+from ascendify.semantic.bindings import ancestors, parent
 from ascendify.semantic import devices as dv
 from ascendify.semantic.branches import block_of
 from ascendify.semantic.policy import TABLE_OPERATION

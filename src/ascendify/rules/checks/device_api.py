@@ -13,7 +13,7 @@ from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import cuda_api_map, fix
 from ascendify.rules.checks.device import torch_name
 from ascendify.rules.registry import check
-from ascendify.scan.context import ancestors, parent
+from ascendify.semantic.bindings import ancestors, parent
 
 
 

@@ -22,7 +22,7 @@ else:  # pragma: no cover
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import arg, fix, kwarg, torch_root
 from ascendify.rules.registry import check, file_check
-from ascendify.scan.context import ancestors, parent
+from ascendify.semantic.bindings import ancestors, parent
 from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS
 
 # ---------------------------------------------------------------------- shared

@@ -9,7 +9,7 @@ from typing import Optional
 from ascendify.kb.chips import chip_info, families
 from ascendify.rules.checks._util import arg, kwarg, method_call
 from ascendify.rules.registry import check
-from ascendify.scan.context import ancestors, parent
+from ascendify.semantic.bindings import ancestors, parent
 
 FP64 = frozenset({"torch.float64", "torch.double"})
 FP64_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.cuda.DoubleTensor"})

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ascendify.rules.checks._util import kwarg
 from ascendify.rules.registry import check, file_check
-from ascendify.scan.context import parent
+from ascendify.semantic.bindings import parent
 
 ATC_MAX_OPSET = 17
 """Highest ONNX opset in ATC's operator list (ONNX 1.12), accuracy-profiling-atc.md §1.5."""

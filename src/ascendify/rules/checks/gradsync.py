@@ -22,7 +22,7 @@ import builtins
 from typing import Iterable, Optional
 
 from ascendify.rules.registry import check, file_check
-from ascendify.scan.context import FileContext, ancestors, parent
+from ascendify.semantic.bindings import ancestors, dotted, parent
 
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -185,7 +185,7 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def _dotted(node: ast.AST) -> str:
-    return FileContext.dotted(node) or ""
+    return dotted(node) or ""
 
 
 def _model_like(expr: ast.AST, models: set) -> bool:

@@ -13,7 +13,7 @@ from typing import Optional
 from ascendify.config import default_torch_npu
 from ascendify.rules.checks._util import fix
 from ascendify.rules.registry import check, file_check
-from ascendify.scan.context import parent
+from ascendify.semantic.bindings import parent
 from ascendify.semantic.torch_api import AUTOLOAD_SINCE
 from ascendify.semantic.torch_api import version_tuple as _version_tuple
 

@@ -16,7 +16,7 @@ else:  # pragma: no cover
 
 from ascendify.rules.checks._util import fix, kwarg
 from ascendify.rules.registry import check
-from ascendify.scan.context import ancestors, parent
+from ascendify.semantic.bindings import ancestors, parent
 
 _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 

@@ -16,7 +16,7 @@ from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import CUDA_DEVICE_RE, arg, fix, kwarg
-from ascendify.scan.context import parent
+from ascendify.semantic.bindings import parent
 from ascendify.semantic.bindings import handler_reraises
 from ascendify.rules.registry import check, file_check
 
