@@ -151,6 +151,7 @@ def test_migrate_verify_shows_the_run_in_the_report(tmp_path):
     v = doc["verify"]
     assert v["ok"] is True and v["exit_code"] == 0 and v["first_failure"] is None
     assert v["fallbacks"] == []
+    assert v["parameters"]["on"] == "npu" and v["summary"] == "exit 0: runs, parameters on the NPU; 1 dtype finding(s)"
     assert "step     2/2" in r.stderr
     html = (out / "report" / "index.html").read_text(encoding="utf-8")
     assert "Verified by running: the copy runs" in html and "python train.py --steps 2 --workers 0" in html
@@ -173,8 +174,6 @@ print(train("cuda" if torch.cuda.is_available() else "cpu"))  # the model is fre
 """
 
 
-@pytest.mark.xfail(strict=True, reason="the emulator (run/patches.py) tracks modules in a WeakSet: a model freed "
-                                       "before exit is not counted in device_summary")
 def test_a_program_that_silently_trains_on_the_cpu_is_said_loudly(tmp_path):
     write(tmp_path / "t.py", CPU_ONLY)
     r = run("run", "--report", str(tmp_path / "r.json"), "--", "python", "t.py", cwd=tmp_path)
