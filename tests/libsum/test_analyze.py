@@ -286,3 +286,19 @@ def test_work_under_state_tests_is_not_reported():
     # args.sharded and the optimizer name are state the caller's call does not show: not reported;
     # `resume is None` is a flag test with its polarity (runs when resume is left out)
     assert e["st.Trainer"]["work"] == [[".cuda()", "st/__init__.py", 13, "resume:F:F"]]
+
+
+def test_attribute_of_a_none_default_parameter_is_state():
+    files = {"tr/__init__.py": """
+        import torch
+
+
+        class Trainer:
+            def __init__(self, model=None, args=None, fp16=False):
+                if args.fp16:
+                    self.scaler = torch.cuda.amp.GradScaler()
+                if fp16 and model is not None:
+                    self.scaler2 = torch.cuda.amp.GradScaler()
+    """}
+    e = _run(files)["entries"]
+    assert e["tr.Trainer"]["work"] == [["torch.cuda.amp.GradScaler", "tr/__init__.py", 9, "fp16:T:F"]]

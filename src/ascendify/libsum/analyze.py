@@ -236,12 +236,14 @@ class _Walker:
                 and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
             when = when if isinstance(t.ops[0], ast.IsNot) else not when  # `x is None`: runs when x is falsy
             t = t.left
-        for n in ast.walk(t):
+        # only the flag itself (or an operand of and/or) is a flag test: `args.fp16` with `args=None`
+        # tests the object's state, not the flag
+        for n in ([t] if not isinstance(t, ast.BoolOp) else list(t.values)):
             key = n.id if isinstance(n, ast.Name) else (
                 n.attr if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" else None)
             if key in self.flags:  # the parameter, or self.<name> (``self.offloading = offloading``)
                 kw, default = self.flags[key]
-                w = when if n is t else True  # inside a larger test: taken as "when it is set"
+                w = when if n is t else True  # an operand of a larger test: taken as "when it is set"
                 return f"{kw}:{'T' if w else 'F'}:{'T' if default else 'F'}"
         return None
 
