@@ -440,7 +440,8 @@ class Scanner:
             if coded or _FOLLOW_RE.search(raw):
                 self._follow_left = FOLLOW_LINES
                 self._follow_until = self.base + le + (FOLLOW_LINES << 10)
-            if exc is None and (coded or (following and reason_mod.continuation(body))):
+            if exc is None and (coded or ((following or b"[ERROR]" in raw) and reason_mod.continuation(body))):
+                # the first [ERROR] line of a chain states the reason itself, not only the lines after it
                 why = reason_mod.extract(body)
             salient = bench = False
             if lm is None and exc is None and not events and not why:
