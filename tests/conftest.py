@@ -31,6 +31,14 @@ def full_reference_dir():
 
 
 @pytest.fixture(autouse=True)
+def _no_inherited_columns(monkeypatch):
+    """pytest-xdist's workers see COLUMNS=80 (seen here in every worker; not outside xdist), so under `make test` (-n 2) every
+    text report laid out for an 80-column terminal and long lines moved to a list layout; outside xdist
+    COLUMNS is unset.  Tests that need a width set it themselves (tests/test_cli_width.py)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
     """Every test gets its own cache folder; no test reads another's results."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
