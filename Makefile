@@ -45,6 +45,7 @@ install: $(CORE)
 TORCH  := $(VENV)/.ascendify-torch
 $(TORCH): $(CORE)
 	$(install_torch)
+	$(PY) -m pip install -q "numpy>=1.24"   # the bundled example's trainer imports numpy
 	touch $(TORCH)
 
 demo: $(CORE) $(TORCH)
