@@ -107,3 +107,66 @@ def test_first_error_line_of_a_chain_states_the_reason(tmp_path):
     assert "symbolic link" in f.title
     assert f.evidence[0].line == 2
     assert "reason-soft-link-rejected" in (f.settings or [])
+
+
+RANKTABLE = ('RuntimeError: Ascend collective communication initialization failed.\n'
+             'EI0004: The ranktable is invalid,Reason:[The ranktable config devId is inconsistent with the local devId.]. '
+             'Please check the configured ranktable. [{"server_count":"2","server_list":[{"device":['
+             '{"device_id":"0","device_ip":"10.0.0.1","rank_id":"0"},{"device_id":"3","device_ip":"10.0.0.2","rank_id":"1"},'
+             '{"device_id":"3","device_ip":"10.0.0.3","rank_id":"2"}],"server_id":"a"},{"device":['
+             '{"device_id":"0","device_ip":"10.0.1.1","rank_id":"3"}],"server_id":"b"}],"status":"completed"}]\n')
+
+
+def test_ranktable_with_a_device_listed_twice(tmp_path):
+    f = _top(tmp_path, RANKTABLE)
+    assert "reason-ranktable-duplicate-device" in f.settings
+    assert "device_id 3 twice" in f.cause
+    # the ranktable / rank wording is not a tensor-shape rule
+    assert "reason-shape-rule" not in f.settings
+
+
+def test_ranktable_whose_servers_reuse_ids_is_not_a_duplicate(tmp_path):
+    # device 0 on two different servers is normal
+    text = RANKTABLE.replace('{"device_id":"3","device_ip":"10.0.0.3","rank_id":"2"}',
+                             '{"device_id":"5","device_ip":"10.0.0.3","rank_id":"2"}')
+    f = _top(tmp_path, text)
+    assert "reason-ranktable-duplicate-device" not in (f.settings or [])
+
+
+class _Match:
+    def __init__(self, confidence):
+        self.confidence = confidence
+        self.record = {"id": "demo#1", "url": "https://github.com/example/demo/issues/1", "cause": "Wrong network card.",
+                       "fix": "Set HCCL_SOCKET_IFNAME.", "fixed_in": None}
+
+    def to_dict(self):
+        return {"id": "demo#1", "confidence": self.confidence}
+
+
+def _finding(settings):
+    from ascendify.diagnose.engine import Aggregator, Finding
+
+    f = Finding(id="python-exception", family="python", title="RuntimeError: x", severity="error", role="cause",
+                cause="Phrase cause.", fix="Phrase fix.", next_step="", source="")
+    f.settings = settings
+    return Aggregator, f
+
+
+@pytest.mark.parametrize("confidence,settings,leads", [
+    (0.6, ["reason-hccl-byte-bool-reduce"], False),  # a family rule read the message: the loose thread follows
+    (0.6, [], True),  # nothing read it: the thread leads, as before
+    (0.9, ["reason-hccl-byte-bool-reduce"], True),  # a close thread match still leads
+])
+def test_loose_known_issue_follows_a_family_rule(confidence, settings, leads):
+    agg, f = _finding(settings)
+    agg._attach(agg.__new__(agg), f, _Match(confidence), {})
+    assert f.known_issue["id"] == "demo#1"
+    assert f.cause.startswith("Wrong network card.") is leads
+    assert f.fix.startswith("Set HCCL_SOCKET_IFNAME") is leads
+    assert "HCCL_SOCKET_IFNAME" in f.fix
+
+
+def test_device_oom_names_the_batch_size(tmp_path):
+    f = _top(tmp_path, "EL0004: [PID: 77] 2026-01-01-00:00:00.000.001 Failed to allocate memory.\n")
+    assert f.id == "cann-oom"
+    assert "ran out of memory" in f.cause and "batch size" in f.fix

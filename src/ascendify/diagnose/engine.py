@@ -906,6 +906,14 @@ class Aggregator:
         template = set(ki_mod.tokens(" ".join(sig.any + sig.also_any + sig.examples + (sig.message, sig.title))))
         return not [t for t in m.terms if t not in template and t not in _GENERIC_TOKENS and not t.endswith("error")]
 
+    @staticmethod
+    def _phrase_explained(f: Finding) -> bool:
+        """A leading message-phrase rule (data/reasons.toml) matched the finding's own words."""
+        if not f.settings:
+            return False
+        by_id = {s.id: s for s in fw_mod.load()}
+        return any(by_id[i].lead and by_id[i].regex is not None for i in f.settings if i in by_id)
+
     def _attach(self, f: Finding, m, versions: dict) -> None:
         rec = m.record
         note = ki_mod.compare_fixed(rec, versions)
@@ -913,6 +921,8 @@ class Aggregator:
         ref = f"known issue {rec['id']} ({rec['url']}, match {m.confidence:.2f})"
         lead = f.generic or f.role == "wrapper" or f.family in ("reason", "python", "cann-code", "acl-code", "torch-npu-code") \
             or m.confidence >= 0.8
+        if lead and m.confidence < 0.8 and self._phrase_explained(f):
+            lead = False  # a message-family rule already reads this message: a loose thread match follows it
         if lead:
             f.cause = f"{rec['cause']} ({ref}.) " + f.cause
             f.fix = rec["fix"].rstrip(". ") + "." + (f" {note}" if note else "") + " Otherwise: " + f.fix
