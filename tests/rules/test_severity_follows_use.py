@@ -46,6 +46,21 @@ def test_a_scripts_single_init_needs_no_is_initialized_guard(tmp_path):
     assert [f.line for f in findings_for(_write(tmp_path, library), "DST004")] == [5]
 
 
+def test_a_module_level_init_runs_once_per_process_and_needs_no_guard(tmp_path):
+    # nanoGPT's train.py shape: no __main__ block, the call in the module's body under `if ddp:`
+    script = """
+        import os
+        import torch.distributed as dist
+
+        ddp = int(os.environ.get("RANK", -1)) != -1
+        if ddp:
+            dist.init_process_group(backend="hccl")
+        """
+    assert findings_for(_write(tmp_path, script), "DST004") == []
+    in_a_function = script.replace("if ddp:", "def setup():")
+    assert [f.line for f in findings_for(_write(tmp_path, in_a_function), "DST004")] == [6]
+
+
 def test_adam_is_not_said_to_fall_back_where_its_kernels_are_npu_kernels(tmp_path):
     path = _write(tmp_path, """
         import torch

@@ -344,7 +344,9 @@ def init_unguarded_report(ctx) -> None:
         elif others:
             lines = ", ".join(ctx.line_ref(n) for n in others[:3]) + (", …" if len(others) > 3 else "")
             ctx.report(node, None, why=f"the file calls it again ({lines}); make sure only one call runs")
-        elif not _entry_script(ctx):  # a script's one call runs once per process: only a library's may run twice
+        elif not (_entry_script(ctx) or _module_level(node, ctx)):
+            # a script's one call, or one at module level (a module's body runs once per process: imports are
+            # cached), runs once per process: only a function's call may run twice
             ctx.report(node, None, why="a second call (from a library, a notebook re-run or a retry) fails")
 
 
@@ -357,6 +359,13 @@ def _entry_script(ctx) -> bool:
                 and stmt.test.left.id == "__name__":
             return True
     return False
+
+
+def _module_level(node: ast.AST, ctx) -> bool:
+    """``node`` runs in the module's body (no enclosing function or class), in a file that is not a notebook."""
+    if ctx.src.is_notebook:
+        return False
+    return not any(isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) for a in ancestors(node))
 
 
 def _branch_sides(node: ast.AST) -> dict:
