@@ -77,3 +77,12 @@ def test_ops_at_80_columns_is_short_and_verbose_shows_all(narrow):
     _fits(full.out)
     assert len(full.out) > len(r.out) + 500
     assert "use_compatible_impl" in full.out and "use_compatible_impl" not in r.out
+
+
+def test_profile_at_80_columns_fits(narrow):
+    # the top-ops table was 94 columns wide (fixed 34/16-character name columns) and prose lines ran to 100+
+    r = run_cli("profile", "examples/profile_sample")
+    assert r.code == 0, r.err
+    wide = [ln for ln in r.out.splitlines() if len(ln) > WIDTH and " " in ln.strip()]  # an unbreakable path may stay
+    assert not wide, wide[:3]
+    assert re.search(r"^  MatMulV2 +AI_CORE +50 +14\.115 +0\.282 +56\.5%$", r.out, re.M)

@@ -81,9 +81,12 @@ def render_text(rep: dict) -> str:
         out.append("")
         out.append(f"Top {len(k['top_ops'])} of {k['op_types']} compute operator types by device time:")
         u = _unit([r["total_us"] for r in k["top_ops"]])  # one unit for the table (avg <= total)
-        out.append(f"  {'op type':<34} {'core':<16} {'count':>7} {'total (' + u[0] + ')':>12} {'avg (' + u[0] + ')':>11} {'share':>7}")
+        # name columns as wide as their longest entry (at most 34 / 16), so the table fits 80 columns
+        nw = min(34, max([len("op type")] + [len(r["op_type"]) for r in k["top_ops"]]))
+        cw = min(16, max([len("core")] + [len(",".join(r["core_types"])) for r in k["top_ops"]]))
+        out.append(f"  {'op type':<{nw}} {'core':<{cw}} {'count':>7} {'total (' + u[0] + ')':>12} {'avg (' + u[0] + ')':>11} {'share':>7}")
         for r in k["top_ops"]:
-            out.append(f"  {r['op_type'][:34]:<34} {','.join(r['core_types'])[:16]:<16} {r['count']:>7} {_in(r['total_us'], u):>12} {_in(r['avg_us'], u):>11} {r['share']:>7.1%}")
+            out.append(f"  {r['op_type'][:nw]:<{nw}} {','.join(r['core_types'])[:cw]:<{cw}} {r['count']:>7} {_in(r['total_us'], u):>12} {_in(r['avg_us'], u):>11} {r['share']:>7.1%}")
         if k.get("hccl_ops"):
             out.append("  communication: " + ", ".join(f"{r['op_type']} ×{r['count']} {_us(r['total_us'])} ({r['share']:.1%})" for r in k["hccl_ops"][:5]))
         out.append("")
@@ -97,7 +100,7 @@ def render_text(rep: dict) -> str:
                 if a.get("names"):
                     out.append(f"    tasks: {', '.join(a['names'])}")
                 out.append(f"    why: {a['reason'] or 'no dtype rule explains it (' + a['reason_source'] + ')'}")
-                out += textwrap.wrap(a["suggestion"], 100, initial_indent="    change: ", subsequent_indent="            ")
+                out += textwrap.wrap(a["suggestion"], _wrap_width(), initial_indent="    change: ", subsequent_indent="            ")
         else:
             out.append("AI_CPU operators: none")
         out.append("")
@@ -150,15 +153,39 @@ def render_text(rep: dict) -> str:
     if rep["suggestions"]:
         out.append("Suggested changes (most important first):")
         for i, s2 in enumerate(rep["suggestions"], 1):
-            out += textwrap.wrap(f"[{s2['area']}] {s2['finding']}", 100, initial_indent=f"{i:>2}. ", subsequent_indent="    ")
-            out += textwrap.wrap(s2["change"], 100, initial_indent="    → ", subsequent_indent="      ")
+            out += textwrap.wrap(f"[{s2['area']}] {s2['finding']}", _wrap_width(), initial_indent=f"{i:>2}. ", subsequent_indent="    ")
+            out += textwrap.wrap(s2["change"], _wrap_width(), initial_indent="    → ", subsequent_indent="      ")
             if s2.get("scan_rules"):
                 out.append(f"      scan: {', '.join(s2['scan_rules'])} (`ascendify scan` finds the cause in code)")
     else:
         out.append("No issues found by the checks above.")
     for n in rep["notes"]:
         out.append(f"note: {n}")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(_fit(out)).rstrip() + "\n"
+
+
+def _wrap_width() -> int:
+    """Prose paragraphs wrap at 100 columns, or the terminal's width when narrower."""
+    from ascendify.termtable import report_width
+
+    return min(100, report_width())
+
+
+def _fit(lines: "list[str]") -> "list[str]":
+    """Lines wider than the report's width (the terminal's, ``$COLUMNS``, else 160: ascendify.termtable)
+    wrapped at word boundaries, continuation lines indented under their first word (issue 22)."""
+    from ascendify.termtable import report_width
+
+    width = report_width()
+    out: "list[str]" = []
+    for ln in lines:
+        if len(ln) <= width:
+            out.append(ln)
+            continue
+        lead = len(ln) - len(ln.lstrip(" "))
+        out += textwrap.wrap(ln, width, initial_indent="", subsequent_indent=" " * (lead + 4),
+                             break_long_words=False, break_on_hyphens=False) or [ln]
+    return out
 
 
 @click.group("profile", cls=DefaultGroup, invoke_without_command=False,
