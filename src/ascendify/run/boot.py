@@ -186,7 +186,7 @@ def _install(cfg) -> None:
         from ascendify.run import python_backend as backend_mod
 
         backend = backend_mod.PythonBackend()
-    D.init(cfg.devices, cfg.chip, capacity, cfgmod.bf16_supported(cfg.chip), backend)
+    D.init(cfg.devices, cfg.chip, capacity, cfgmod.bf16_supported(cfg.chip), backend, cpu_rng=cfg.cpu_rng)
     try:
         n_direct = backend_mod.install(release, cfg.devices, capacity)
     except Exception as e:  # noqa: BLE001 - a shim that does not build: mode auto takes the Python mode
@@ -200,7 +200,7 @@ def _install(cfg) -> None:
         from ascendify.run import python_backend as backend_mod
 
         backend = backend_mod.PythonBackend()
-        D.init(cfg.devices, cfg.chip, capacity, cfgmod.bf16_supported(cfg.chip), backend)
+        D.init(cfg.devices, cfg.chip, capacity, cfgmod.bf16_supported(cfg.chip), backend, cpu_rng=cfg.cpu_rng)
         n_direct = backend_mod.install(release, cfg.devices, capacity)
     npu = D.build_module("torch_npu.npu")
     torch._register_device_module("npu", npu)

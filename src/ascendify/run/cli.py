@@ -63,7 +63,7 @@ def _project_chip(root: str) -> Optional[str]:
 
 def execute(command: Sequence[str], *, torch_npu: Optional[str] = None, chip: Optional[str] = None, devices: Optional[int] = None,
             mode: str = "auto", cwd: Optional[str] = None, project_root: Optional[str] = None, explain_failure: bool = True,
-            stdout=None) -> dict:
+            stdout=None, cpu_rng: bool = False) -> dict:
     """Run ``command`` under the emulator and return the merged report (also used by
     ``migrate --verify``).  ``report["exit_code"]`` is the program's exit code.  Raises
     :class:`ascendify.run.launch.LaunchError` when the command cannot start and
@@ -86,7 +86,7 @@ def execute(command: Sequence[str], *, torch_npu: Optional[str] = None, chip: Op
         events_dir = os.path.join(tmp, "events")
         os.makedirs(events_dir)
         config = {"torch_npu": release, "chip": chip, "devices": ndev, "mode": mode, "fallback_disabled": False,
-                  "events_dir": events_dir, "project_root": root}
+                  "events_dir": events_dir, "project_root": root, "cpu_rng": bool(cpu_rng)}
         config_path = os.path.join(tmp, "config.json")
         write_config(config_path, config)
         sup = Supervisor(argv, child_env(config_path), cwd=cwd, stdout=stdout)
@@ -94,7 +94,8 @@ def execute(command: Sequence[str], *, torch_npu: Optional[str] = None, chip: Op
         events = rep.load_events(events_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    emulated = {"torch_npu": release, "torch_npu_reason": reason, "chip": chip or "Ascend910B3", "devices": ndev, "mode_requested": mode}
+    emulated = {"torch_npu": release, "torch_npu_reason": reason, "chip": chip or "Ascend910B3", "devices": ndev, "mode_requested": mode,
+                "cpu_rng": bool(cpu_rng)}
     starts = [e for evs in events.values() for e in evs if e.get("kind") == "start"]
     used = starts[0].get("torch_npu") if starts else None
     if used and used != release and not used.startswith(release + ".post"):
@@ -130,12 +131,16 @@ def _write_report(path: str, doc: dict) -> None:
 @click.option("--mode", type=click.Choice(["auto", "shim", "python"]), default="auto", show_default=True,
               help="shim: a real PrivateUse1 backend (a C++ shim built once with the C++ compiler); python: a pure-Python "
                    "tensor subclass (no compiler; says what it cannot emulate); auto: shim when a compiler works.")
+@click.option("--cpu-rng", is_flag=True, default=False,
+              help="One RNG stream: random ops on npu tensors (dropout, init, noise) draw from the CPU default generator "
+                   "and torch.npu's seeding is a no-op, so they match a plain CPU run of the original (for comparisons; "
+                   "a card has its own generator per device).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the JSON report (every rank, merged) to FILE, whatever --format says.")
 @report_options(output_help="Write the summary to this file instead of the terminal (text goes to standard error by "
                             "default, so the program's standard output stays its own).")
 @click.argument("command", nargs=-1, required=False, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]")
-def run(torch_npu, chip, devices, mode, report_file, fmt, output_file, command):
+def run(torch_npu, chip, devices, mode, cpu_rng, report_file, fmt, output_file, command):
     """Run COMMAND on an emulated Ascend host, on this CPU, as it would run with that torch_npu release.
 
     COMMAND is a script (`train.py ARGS`), `python ...`, `python -m MODULE ...`, `torchrun ...` or any
@@ -154,7 +159,7 @@ def run(torch_npu, chip, devices, mode, report_file, fmt, output_file, command):
     if not cmd:
         raise click.UsageError("no command to run; e.g. ascendify run -- python train.py --steps 3", ctx=click.get_current_context())
     try:
-        doc = execute(cmd, torch_npu=torch_npu, chip=chip, devices=devices, mode=mode)
+        doc = execute(cmd, torch_npu=torch_npu, chip=chip, devices=devices, mode=mode, cpu_rng=cpu_rng)
     except LaunchError as exc:
         if exc.code == 2:
             raise AscendifyError(str(exc)) from None

@@ -22,6 +22,10 @@ BAD_DTYPES = frozenset({torch.float64, torch.complex64, torch.complex128, torch.
 # random ops without a generator argument: they draw from the device generator of their tensor
 NO_GENERATOR_RANDOM = frozenset({"native_dropout", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
                                  "randint_like", "rrelu", "rrelu_", "dropout", "feature_dropout", "alpha_dropout"})
+# ops torch's GradScaler runs on a float64 1-element tensor (torch/amp/grad_scaler.py _unscale_grads_:
+# self._scale.double().reciprocal().float()): the shim's C++ fast path reports a dtype once per op and cannot tell
+# torch's call from the program's, so these go the Python path, where policy.in_torch_scaler() can
+SCALER_FLOAT64 = frozenset({"reciprocal"})
 # composite ops with an NPU kernel that the emulator still lets decompose (the pieces are NPU kernels and the
 # result is the same; out= / in-place / name variants cannot be one autograd op)
 FUSE_SKIP = frozenset({"contiguous", "matmul", "where", "softmax.int", "isfinite", "argsort", "argsort.stable",
@@ -48,8 +52,10 @@ def op_set(names) -> frozenset:
 def with_device_rng(func, idx: int, call: Callable[[], Any]):
     """Run ``call`` (a CPU kernel of an op that has no generator argument) drawing from npu:idx's generator."""
     cpu = torch.default_generator
-    saved = cpu.get_state()
     dev = D.generator(idx)
+    if dev is cpu:  # --cpu-rng: one stream
+        return call()
+    saved = cpu.get_state()
     cpu.set_state(dev.get_state())
     try:
         return call()

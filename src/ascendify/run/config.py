@@ -14,11 +14,11 @@ MAX_DEVICES = 64
 
 class Config:
     __slots__ = ("torch_npu", "requested", "chip", "devices", "mode", "fallback_disabled", "events_dir",
-                 "project_root", "release_note")
+                 "project_root", "release_note", "cpu_rng")
 
     def __init__(self, torch_npu: str, requested: Optional[str], chip: str, devices: int, mode: str,
                  fallback_disabled: bool, events_dir: Optional[str], project_root: Optional[str],
-                 release_note: Optional[str]):
+                 release_note: Optional[str], cpu_rng: bool = False):
         self.torch_npu = torch_npu
         self.requested = requested
         self.chip = chip
@@ -28,6 +28,7 @@ class Config:
         self.events_dir = events_dir
         self.project_root = project_root
         self.release_note = release_note
+        self.cpu_rng = cpu_rng
 
     def as_dict(self) -> Dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -58,7 +59,8 @@ def from_dict(d: Dict[str, Any]) -> Config:
     ev = d.get("events_dir")
     root = d.get("project_root")
     return Config(release, None if req is None else str(req), chip, devices, mode, fb,
-                  os.path.abspath(ev) if ev else None, os.path.realpath(root) if root else None, note)
+                  os.path.abspath(ev) if ev else None, os.path.realpath(root) if root else None, note,
+                  bool(d.get("cpu_rng")))
 
 
 def load_file(path: str) -> Config:

@@ -31,17 +31,25 @@ class _S:
     gens: List[torch.Generator] = []
     gen_ids: set = set()
     reserved_peak: List[int] = []
+    cpu_rng = False
 
 
 S = _S()
 _DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val, as for CPU and CUDA
 
 
-def init(count: int, chip: str, capacity: int, bf16: bool, backend: Backend) -> None:
+def init(count: int, chip: str, capacity: int, bf16: bool, backend: Backend, cpu_rng: bool = False) -> None:
+    """``cpu_rng`` (config key, ``ascendify run --cpu-rng``): every npu device "generator" is the CPU default
+    generator, and torch.npu's seeding calls leave it alone (as torch.cuda's do on a CUDA-less machine), so
+    random ops on npu tensors draw exactly what a plain CPU run of the original draws."""
     S.count, S.chip, S.capacity, S.bf16, S.backend = count, chip, capacity, bf16, backend
-    S.gens = [torch.Generator() for _ in range(count)]
-    for g in S.gens:
-        g.manual_seed(_DEFAULT_SEED)
+    S.cpu_rng = bool(cpu_rng)
+    if S.cpu_rng:
+        S.gens = [torch.default_generator] * count
+    else:
+        S.gens = [torch.Generator() for _ in range(count)]
+        for g in S.gens:
+            g.manual_seed(_DEFAULT_SEED)
     S.gen_ids = {id(g) for g in S.gens}
     S.reserved_peak = [0] * count
 
@@ -295,6 +303,10 @@ def build_module(name: str = "torch_npu.npu") -> types.ModuleType:
     m.get_rng_state_all = lambda: [g.get_state() for g in S.gens]
     m.set_rng_state_all = lambda new_states: [g.set_state(s) for g, s in zip(S.gens, new_states)] and None
     m.default_generators = tuple(S.gens)
+    if S.cpu_rng:  # one RNG stream: torch.npu's seeding must not reseed the CPU generator the program's CPU run keeps
+        m.manual_seed = m.manual_seed_all = m.set_rng_state = lambda *a, **k: None
+        m.set_rng_state_all = lambda new_states: None
+        m.seed = m.seed_all = lambda: None
     # torch_npu switches that change nothing on the CPU
     m.set_compile_mode = lambda jit_compile=False: None
     m.set_option = lambda option: None
