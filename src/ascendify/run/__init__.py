@@ -26,6 +26,8 @@ Config JSON keys
     ``fallback_disabled``  bool (as ``TORCH_NPU_FALLBACK_CPU_DISABLE=1``; the env var itself also counts)
     ``events_dir``       folder for the event files (created if missing)
     ``project_root``     folder of the user's program: frames outside it are "not user code"
+    ``cpu_rng``          bool: every npu generator is the CPU default generator and torch.npu's seeding
+                         calls are no-ops (``ascendify run --cpu-rng``; one RNG stream for comparisons)
 
 Events: each process appends JSON lines to ``<events_dir>/events-<pid>.jsonl`` (flushed per event,
 so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (time.time()); kinds:
@@ -35,9 +37,15 @@ so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (ti
     ``fallback``  {op ("aten::linalg_inv_ex.inverse", "torchvision::nms"), kb_class, dtype (str|null),
                   user_frame, stack, disabled (bool)}  -- once per op, when the CPU-fallback warning is printed (or raised)
     ``dtype``     {op, dtype ("torch.float64"), action: "warn"|"error", user_frame}  -- once per (op, dtype)
-    ``autocast``  {device_type, dtype, user_frame}  -- once per (device_type, dtype, enabled) entered;
-                  also for ``torch.autocast("cuda")`` switched off (dtype null, disabled: true)
+    ``autocast``  {device_type, dtype, disabled, requested (the program's ``enabled``), switched_off
+                  (requested but torch turned it off), reason ("cuda_unavailable" | "dtype_unsupported" |
+                  null), user_frame}  -- once per (device_type, dtype, enabled, requested, call site), at
+                  most 20 sites per (device_type, dtype, enabled, requested); also for
+                  ``torch.autocast("cuda")`` switched off (dtype null, disabled: true, switched_off: true)
     ``gradscaler`` {event: "skip"|"backoff"|"grow", scale (float after the update)}
+                  | {event: "init", device_type, enabled, requested, init_scale, user_frame}  -- per scaler
+                  constructed (at most 20)
+                  | {event: "counts", constructed, steps, updates}  -- at exit, if any scaler was built
     ``host_sync`` {what ("aten::_local_scalar_dense" = .item()/bool()/float() etc.), user_frame, count}
                   -- the first one per user frame is written at once with count 1; totals per frame
                   are written again at exit (count = n)

@@ -8,6 +8,8 @@ lists were derived from the same file, but differences are not modelled (docs/ru
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import torch
@@ -109,35 +111,105 @@ def install() -> int:
     return n
 
 
+_TORCH_AUTOCAST_FILES = tuple(os.path.join("torch", *p) for p in (("amp", "autocast_mode.py"),
+                              ("cuda", "amp", "autocast_mode.py"), ("cpu", "amp", "autocast_mode.py")))
+MAX_SITES = 20  # autocast call sites recorded per (device, dtype, enabled, requested)
 _seen_autocast: set = set()
+_sites_per_group: dict = {}
+
+
+class Scalers:
+    """GradScaler activity of this process: constructions are events at once; step()/update() calls
+    are counted and written at exit (one ``gradscaler`` event with event "counts")."""
+    built = 0
+    steps = 0
+    updates = 0
+
+
+def _autocast_event(self, requested) -> None:
+    enabled = bool(self._enabled)
+    asked = enabled if requested is None else bool(requested)
+    fr = events.fast_user_frame(3)
+    site = (fr["file"], fr["line"]) if fr else None
+    group = (self.device, str(self.fast_dtype) if enabled else None, enabled, asked)
+    key = group + (site,)
+    if key in _seen_autocast:
+        return
+    n = _sites_per_group.get(group, 0)
+    if n >= MAX_SITES:
+        return
+    _sites_per_group[group] = n + 1
+    _seen_autocast.add(key)
+    # requested and not enabled: torch switched autocast off itself (for "cuda": "CUDA is not available ...
+    # Disabling autocast"; for another device: a dtype it does not autocast to)
+    events.emit("autocast", device_type=self.device, dtype=group[1], disabled=not enabled,
+                requested=asked, switched_off=asked and not enabled,
+                reason=(None if enabled or not asked else
+                        "cuda_unavailable" if self.device == "cuda" else "dtype_unsupported"),
+                user_frame=fr)
 
 
 def _patch_events() -> None:
     from torch.amp import autocast_mode
 
     cls = autocast_mode.autocast
+    orig_init = cls.__init__
     orig_enter = cls.__enter__
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        # what the program asked for: torch's __init__ overwrites self._enabled when it switches AMP off
+        self._ascendify_requested = bool(enabled)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            orig_init(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+        # torch warns with stacklevel=2: re-issue at the frame that called autocast(), not at this wrapper
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename.endswith(_TORCH_AUTOCAST_FILES):
+            f = f.f_back
+        for w in caught:
+            if f is None:
+                warnings.warn(w.message, w.category)
+            else:
+                warnings.warn_explicit(w.message, w.category, f.f_code.co_filename, f.f_lineno,
+                                       module=f.f_globals.get("__name__"), registry=f.f_globals.setdefault(
+                                           "__warningregistry__", {}), module_globals=f.f_globals)
 
     def __enter__(self):
         r = orig_enter(self)
         try:
-            key = (self.device, str(self.fast_dtype), bool(self._enabled))
-            if key not in _seen_autocast:
-                _seen_autocast.add(key)
-                events.emit("autocast", device_type=self.device,
-                            dtype=str(self.fast_dtype) if self._enabled else None, disabled=not self._enabled,
-                            user_frame=events.fast_user_frame(2))
+            _autocast_event(self, getattr(self, "_ascendify_requested", None))
         except Exception:  # noqa: BLE001 - never break the program for an event
             pass
         return r
 
+    cls.__init__ = __init__
     cls.__enter__ = __enter__
     from torch.amp import grad_scaler
 
     gs = grad_scaler.GradScaler
     orig_update = gs.update
+    orig_step = gs.step
+    orig_gs_init = gs.__init__
+
+    def gs_init(self, *args, **kwargs):
+        orig_gs_init(self, *args, **kwargs)
+        try:
+            Scalers.built += 1
+            requested = kwargs.get("enabled", args[5] if len(args) > 5 else True)
+            if Scalers.built <= MAX_SITES:
+                events.emit("gradscaler", event="init", device_type=getattr(self, "_device", None),
+                            enabled=bool(self._enabled), requested=bool(requested),
+                            init_scale=kwargs.get("init_scale", args[1] if len(args) > 1 else None),
+                            user_frame=events.fast_user_frame(2))
+        except Exception:  # noqa: BLE001
+            pass
+
+    def step(self, optimizer, *args, **kwargs):
+        Scalers.steps += 1
+        return orig_step(self, optimizer, *args, **kwargs)
 
     def update(self, new_scale=None):
+        Scalers.updates += 1
         if not (self._enabled and self._device == "npu"):
             return orig_update(self, new_scale)
         policy.S.quiet += 1
@@ -167,3 +239,12 @@ def _patch_events() -> None:
         return r
 
     gs.update = update
+    gs.step = step
+    gs.__init__ = gs_init
+
+    def counts() -> None:
+        if Scalers.built:
+            events.emit("gradscaler", event="counts", constructed=Scalers.built, steps=Scalers.steps,
+                        updates=Scalers.updates)
+
+    events.on_exit(counts)

@@ -23,6 +23,7 @@ Texts reproduced from torch_npu (sources):
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from typing import Any, Dict, Optional
 
@@ -181,6 +182,21 @@ def fp64_verdict(key: str) -> "tuple[str, list]":
     return v
 
 
+_SCALER_FILES = (os.sep + os.path.join("torch", "amp", "grad_scaler.py"),
+                 os.sep + os.path.join("torch", "cuda", "amp", "grad_scaler.py"))
+_ASCENDIFY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def in_torch_scaler() -> bool:
+    """Whether the innermost Python frame outside ascendify is torch's own GradScaler (torch/amp/grad_scaler.py:
+    ``_unscale_grads_`` computes ``self._scale.double().reciprocal().float()``, a float64 op on a 1-element
+    tensor in every fp16 step). Whether torch_npu's scaler path runs that float64 op on the card is unverified."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_ASCENDIFY_DIR):
+        f = f.f_back
+    return f is not None and f.f_code.co_filename.endswith(_SCALER_FILES)
+
+
 def on_dtype(pol: Policy, dtype) -> None:
     """A float64 / complex tensor reached an op on the npu: warn once per (op, dtype) as the KB says."""
     if S.quiet or not pol.check_dtype:
@@ -188,6 +204,8 @@ def on_dtype(pol: Policy, dtype) -> None:
     tag = (pol.name, str(dtype))
     if tag in S.warned:
         return
+    if in_torch_scaler():
+        return  # GradScaler's own float64 (its 1-element scale's reciprocal), not the program's; not remembered
     S.warned.add(tag)
     import torch
 

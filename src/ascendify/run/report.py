@@ -132,9 +132,18 @@ def process_summary(pid: int, events: list, root: Optional[str]) -> dict:
                                "user_frame": _frame(e.get("user_frame"), root), "t": e.get("t")})
         elif k == "autocast":
             p["autocast"].append({"device_type": e.get("device_type"), "dtype": e.get("dtype"),
-                                  "disabled": bool(e.get("disabled")), "user_frame": _frame(e.get("user_frame"), root)})
+                                  "disabled": bool(e.get("disabled")), "user_frame": _frame(e.get("user_frame"), root),
+                                  "requested": e.get("requested"), "switched_off": bool(e.get("switched_off")),
+                                  "reason": e.get("reason")})
         elif k == "gradscaler":
             what = e.get("event")
+            if what == "init":
+                p["gradscaler"].setdefault("constructed", []).append(
+                    {"device_type": e.get("device_type"), "enabled": bool(e.get("enabled")),
+                     "requested": bool(e.get("requested", True)), "user_frame": _frame(e.get("user_frame"), root)})
+            elif what == "counts":
+                p["gradscaler"]["steps"] = int(e.get("steps") or 0)
+                p["gradscaler"]["updates"] = int(e.get("updates") or 0)
             if what in ("skip", "backoff", "grow"):
                 p["gradscaler"][what] += 1
             if e.get("scale") is not None:
@@ -237,13 +246,19 @@ def build(events_by_pid: "dict[int, list[dict]]", *, exit_code: Optional[int], c
     autocast: dict = {}
     for p in procs:
         for a in p["autocast"]:
-            key = (a["device_type"], a["dtype"], a["disabled"])
-            autocast.setdefault(key, {**a, "processes": []})
-            if _label(p) not in autocast[key]["processes"]:
-                autocast[key]["processes"].append(_label(p))
+            key = (a["device_type"], a["dtype"], a["disabled"], a.get("switched_off", False))
+            cur = autocast.setdefault(key, {**a, "sites": [], "processes": []})
+            where = _where(a.get("user_frame"))
+            if a.get("user_frame") and where not in [_where(f) for f in cur["sites"]]:
+                cur["sites"].append(a["user_frame"])
+            if _label(p) not in cur["processes"]:
+                cur["processes"].append(_label(p))
     scaler = {"skip": sum(p["gradscaler"]["skip"] for p in procs), "backoff": sum(p["gradscaler"]["backoff"] for p in procs),
               "grow": sum(p["gradscaler"]["grow"] for p in procs),
               "last_scale": next((p["gradscaler"]["last_scale"] for p in procs if p["gradscaler"]["last_scale"] is not None), None)}
+    scaler["constructed"] = [c for p in procs for c in p["gradscaler"].get("constructed", [])]
+    scaler["steps"] = sum(p["gradscaler"].get("steps", 0) for p in procs)
+    scaler["updates"] = sum(p["gradscaler"].get("updates", 0) for p in procs)
     syncs = {"total": sum(p["host_syncs"]["total"] for p in procs),
              "frames": sorted((s for p in procs for s in p["host_syncs"]["frames"]), key=lambda s: -s["count"])[:10]}
     params = _merge_counts(p["param_devices"] for p in procs)
@@ -443,6 +458,59 @@ def _frame_text(fr: Optional[dict]) -> str:
     return f"{fr.get('path') or fr.get('file')}:{fr.get('line')}{fn}"
 
 
+def _sites_text(a: dict) -> str:
+    sites = a.get("sites") or ([a["user_frame"]] if a.get("user_frame") else [])
+    if not sites:
+        return "no user frame"
+    more = f" and {len(sites) - 3} more site(s)" if len(sites) > 3 else ""
+    return ", ".join(_frame_text(f) for f in sites[:3]) + more
+
+
+def _autocast_text(a: dict) -> str:
+    """One autocast group: where it was entered and whether the program or torch turned it off."""
+    dev, where = a["device_type"], _sites_text(a)
+    if a.get("switched_off"):
+        why = ("CUDA is absent on an Ascend host: torch warned 'CUDA is not available ... Disabling autocast'"
+               if dev == "cuda" else "a dtype the device does not autocast to")
+        return f"AMP requested for {dev} at {where} and switched off ({why})"
+    if a["disabled"] or a.get("dtype") is None:
+        if a.get("requested") is False:
+            return f"{dev} autocast disabled by the program (enabled=False) at {where}"
+        return (f"{dev} autocast off at {where} (CUDA is absent on an Ascend host, or the program asked enabled=False)"
+                if dev == "cuda" else f"{dev} autocast off at {where} (enabled=False, or a dtype the device does "
+                                      "not autocast to)")
+    return f"{dev} -> {str(a['dtype']).replace('torch.', '')} at {where}"
+
+
+def _scaler_text(gs: dict, ac: list) -> Optional[str]:
+    """'loss scaling: active (N steps, K skipped)', a disabled scaler, or 'no GradScaler' where autocast ran
+    in float16 (bf16 needs none); None when neither scaler nor AMP is in sight."""
+    built = gs.get("constructed") or []
+    on = [c for c in built if c.get("enabled")]
+    tail = (f"; {gs.get('backoff', 0)} back-off(s), {gs.get('grow', 0)} growth(s), scale {gs.get('last_scale')}"
+            if gs.get("last_scale") is not None else "")
+    if on:
+        return (f"loss scaling: active ({gs.get('steps', 0)} step(s), {gs.get('skip', 0)} skipped; "
+                f"GradScaler({on[0].get('device_type')!r}) at {_frame_text(on[0].get('user_frame'))}){tail}")
+    if built:
+        c = built[0]
+        why = ("the program passed enabled=False" if not c.get("requested") else
+               "CUDA is absent on an Ascend host: torch disabled it" if c.get("device_type") == "cuda" else
+               "torch disabled it")
+        return (f"loss scaling: OFF -- GradScaler({c.get('device_type')!r}) at {_frame_text(c.get('user_frame'))} is "
+                f"disabled ({why}); its {gs.get('steps', 0)} step(s) ran unscaled")
+    if any(gs.get(k) for k in ("skip", "backoff", "grow")) or gs.get("last_scale") is not None:
+        return (f"GradScaler: {gs.get('skip', 0)} step(s) skipped, {gs.get('backoff', 0)} back-off(s), "
+                f"{gs.get('grow', 0)} growth(s); scale {gs.get('last_scale')}")
+    fp16 = [a for a in ac if not a["disabled"] and a.get("dtype") == "torch.float16"]
+    if fp16:
+        return (f"loss scaling: no GradScaler (autocast {fp16[0]['device_type']} -> float16 at "
+                f"{_sites_text(fp16[0])} trains without a loss scale)")
+    if ac and any(a.get("switched_off") for a in ac):
+        return "loss scaling: no GradScaler"
+    return None
+
+
 def render_text(doc: dict) -> str:
     """The lines ``ascendify run`` prints at the end (on standard error, after the program's output)."""
     lines = []
@@ -451,7 +519,7 @@ def render_text(doc: dict) -> str:
     mode = "/".join(mode) if isinstance(mode, list) else mode
     prog = " ".join(doc.get("command_display") or doc.get("command_line") or [])
     head = (f"emulated Ascend host: torch_npu {emu.get('torch_npu')}, {emu.get('chip')}, {emu.get('devices')} device(s)"
-            + (f", {mode} mode" if mode else ""))
+            + (f", {mode} mode" if mode else "") + (", one RNG stream (--cpu-rng)" if emu.get("cpu_rng") else ""))
     code = doc.get("exit_code")
     lines.append(f"== ascendify run: `{prog}` exited with code {code} ({head})")
     if emu.get("release_note"):
@@ -499,21 +567,11 @@ def render_text(doc: dict) -> str:
         lines.append("ops: " + ", ".join(f"{n:,} {cls}" for cls, n in ops.items()))
     ac = doc.get("autocast") or []
     if ac:
-        parts = []
-        for a in ac:
-            if (a["disabled"] or a.get("dtype") is None) and a["device_type"] == "cuda":
-                parts.append(f"cuda autocast OFF at {_frame_text(a.get('user_frame'))} (CUDA is absent on an Ascend host, "
-                             "or the program asked enabled=False)")
-            elif a["disabled"] or a.get("dtype") is None:
-                parts.append(f"{a['device_type']} autocast off at {_frame_text(a.get('user_frame'))} (enabled=False, or a dtype "
-                             "the device does not autocast to)")
-            else:
-                parts.append(f"{a['device_type']} -> {str(a['dtype']).replace('torch.', '')}")
-        lines.append("autocast: " + "; ".join(parts))
+        lines.append("autocast: " + "; ".join(_autocast_text(a) for a in ac))
     gs = doc.get("gradscaler") or {}
-    if any(gs.get(k) for k in ("skip", "backoff", "grow")) or gs.get("last_scale") is not None:
-        lines.append(f"GradScaler: {gs.get('skip', 0)} step(s) skipped, {gs.get('backoff', 0)} back-off(s), "
-                     f"{gs.get('grow', 0)} growth(s); scale {gs.get('last_scale')}")
+    scaler = _scaler_text(gs, ac)
+    if scaler:
+        lines.append(scaler)
     hs = doc.get("host_syncs") or {}
     if hs.get("total"):
         top = ", ".join(f"{s['count']}x at {_frame_text(s.get('user_frame'))}" for s in hs.get("frames", [])[:3])

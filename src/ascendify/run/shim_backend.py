@@ -238,7 +238,8 @@ def fast_ops(release) -> "list[str]":
         if cls not in ("npu_kernel", "npu_via_structured_out") or "CompositeImplicitAutograd" in disp:
             continue
         base = key.split(".")[0]
-        if base in _SKIP_DIRECT or base in common.NO_GENERATOR_RANDOM or base == "_local_scalar_dense":
+        if (base in _SKIP_DIRECT or base in common.NO_GENERATOR_RANDOM or base == "_local_scalar_dense"
+                or base in common.SCALER_FLOAT64):
             continue
         op = common.overload(key)
         if op is None or op in _CPU_OK:
