@@ -170,3 +170,21 @@ def test_device_oom_names_the_batch_size(tmp_path):
     f = _top(tmp_path, "EL0004: [PID: 77] 2026-01-01-00:00:00.000.001 Failed to allocate memory.\n")
     assert f.id == "cann-oom"
     assert "ran out of memory" in f.cause and "batch size" in f.fix
+
+
+def test_server_json_error_reply_is_a_finding_and_its_size_limit_is_read(tmp_path):
+    f = _top(tmp_path, '{"error": "Input len not in (0, 1048576], but got 2200000", "error_type": "Bad Request"}\n')
+    assert "reason-request-too-large" in f.settings
+    assert "1048576 bytes" in f.cause and "base64" in f.cause.lower()
+    assert "url" in f.fix.lower()
+
+
+def test_http_413_reply_is_read_as_too_large(tmp_path):
+    f = _top(tmp_path, "[ERROR] upload failed: HTTP 413 Payload Too Large\n")
+    assert "reason-request-too-large" in f.settings
+
+
+def test_a_json_line_without_an_error_key_is_not_a_finding(tmp_path):
+    p = tmp_path / "x.log"
+    p.write_text('{"status": "ok", "message_count": 3}\n', encoding="utf-8")
+    assert not diagnose((str(p),)).findings

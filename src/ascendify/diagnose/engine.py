@@ -81,9 +81,10 @@ TPOT_STEP = 1.8
 _BENCH_CONC = re.compile(r"(?:Maximum request concurrency|request concurrency)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
 _BENCH_TPOT = re.compile(r"Mean TPOT \(ms\)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
 _LOUD = re.compile(r"\[ERROR\]|\bERROR\b|\b[Ff]ailed\b|FAILED|disappeared|not supported|core dumped|Segmentation fault|"
-                   r"\bKilled\b|\bAborted\b|\b[Vv]alue error\b|No matching distribution")
-"""An error-looking line loud enough to stand as a log's only finding (a log level, "failed", a crash); prose that
-merely contains "Error:" does not."""
+                   r"\bKilled\b|\bAborted\b|\b[Vv]alue error\b|No matching distribution|"
+                   r"^\s*\{\s*\"(?:error|detail|message)\"\s*:\s*[\"{]")
+"""An error-looking line loud enough to stand as a log's only finding (a log level, "failed", a crash, a server's JSON
+error reply ``{"error": "..."}``); prose that merely contains "Error:" does not."""
 KI_FINDINGS = 6
 """Error findings (first in ranking) matched against the known issues, each by its own evidence."""
 

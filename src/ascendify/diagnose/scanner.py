@@ -212,7 +212,8 @@ FOLLOW_LINES = 8
 own reason text (CANN prints it on continuation lines that carry no anchor of their own)."""
 SALIENT_WORDS = (b"[ERROR]", b"ERROR", b"Error", b"error:", b"error,", b"failed", b"Failed", b"FAILED", b"disappeared",
                  b"not supported", b"not support", b"Aborted", b"core dumped", b"Segmentation fault", b"Killed",
-                 b"Permission denied", b"permission denied", b"Operation not permitted", b"privileged", b"/dev/davinci")
+                 b"Permission denied", b"permission denied", b"Operation not permitted", b"privileged", b"/dev/davinci",
+                 b'{"error"')  # a server's JSON error reply
 """Words of an error-looking line: such lines that nothing else matches are kept (bounded) for known-issue
 retrieval and, when a log has no other error, as its finding."""
 _SALIENT = re.compile(b"|".join(re.escape(w) for w in SALIENT_WORDS))
