@@ -188,3 +188,11 @@ def test_a_json_line_without_an_error_key_is_not_a_finding(tmp_path):
     p = tmp_path / "x.log"
     p.write_text('{"status": "ok", "message_count": 3}\n', encoding="utf-8")
     assert not diagnose((str(p),)).findings
+
+
+def test_mindspore_log_prefix_with_function_bracket_is_not_the_reason():
+    from ascendify.diagnose import reason
+
+    line = ("[ERROR] ME(4242,7f00aa,python):2024-05-06-07:08:09.010.011 [mindspore/ccsrc/a/b/graph_runner.cc:88] "
+            "RunGraph] Failed to find tensor foo in the feed list")
+    assert reason.extract(line) == "Failed to find tensor foo in the feed list"

@@ -26,7 +26,7 @@ _PREFIX = [
     re.compile(r"^\s*\[(?:Error|ERROR|Warning)\]\s*:\s*"),
     re.compile(r"^\s*\[(?:ACL )?(?:ERROR|WARNING|ERRO|EVENT)\]\s*"),
     re.compile(r"^\s*\[?[A-Z_]{2,12}\(\d{1,8},[^)]{0,60}\):\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d(?:\.\d{1,3}){0,2}\]?\s*"
-               r"(?:\[[^\]]{1,80}\])?\s*(?:\d{1,8}\s+)?(?:[A-Za-z_][\w:~]{0,80}:\s)?"),  # plog: MODULE(pid,proc):time [file.cc:12]tid func:
+               r"(?:\[[^\]]{1,80}\])?\s*(?:\d{1,8}\s+)?(?:[A-Za-z_][\w:~]{0,80}[:\]]\s)?"),  # plog: MODULE(pid,proc):time [file.cc:12]tid func: (MindSpore: "func] ")
     re.compile(r"^\s*(?:E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]\s*"),
     re.compile(r"^\s*\[PID:\s*\d{1,9}\]\s*"),
     re.compile(r"^\s*\d{4}-\d\d-\d\d[- ]\d\d:\d\d:\d\d(?:[.,:]\d{1,6}){0,3}\s*"),
