@@ -14,8 +14,8 @@ Each entry runs five ways, one intra-op thread each (``OMP_NUM_THREADS=1``):
   npu       ``ascendify fix --target npu --out-dir`` copy (safe fixes only), under run
   agnostic  ``ascendify fix --target agnostic --out-dir`` copy, under run
   cpu       the original on the plain CPU with its CPU switches (the loss baseline)
-  cmp       the npu copy under run with the same numeric switches as ``cpu`` (fp32, same optimizer
-            path): its losses are compared with ``cpu``'s as printed by the program
+  cmp       the npu copy under ``run --cpu-rng`` (one RNG stream) with the same numeric switches as
+            ``cpu`` (fp32, same optimizer path): its losses are compared with ``cpu``'s as printed
 A program with no step limit is stopped (SIGINT to run, exit 130) after ``stop_after`` matching log
 lines: "ran N steps" is then the outcome.
 """
@@ -382,8 +382,8 @@ def trial(entry, work: str, timeout: int) -> dict:
                                      _env(entry.get("env")), timeout, entry.get("stop_after"))
     res["cpu"] = {"code": code, "out": out, "err": err, "secs": secs, "doc": None}
     cmp_args = argv + entry["cmp"]
-    opts = entry.get("cmp_run", [])
-    res["cmp"] = (res["npu"] if not entry["cmp"] and not opts
+    opts = entry.get("cmp_run", []) + ["--cpu-rng"]   # one RNG stream: npu random ops draw what the CPU run draws
+    res["cmp"] = (res["npu"] if entry["cpu"] is None
                   else _run_under(entry, dirs["npu"], cmp_args, os.path.join(base, "cmp.json"), timeout, opts))
     cpu_l = _losses(entry, res["cpu"]["out"] + res["cpu"]["err"])
     cmp_l = _losses(entry, res["cmp"]["out"] + res["cmp"]["err"])
