@@ -83,3 +83,21 @@ def test_cpu_rng_makes_npu_draws_those_of_a_plain_cpu_run(tmp_path, mode, shim_b
     assert own.rc == 0, own.err[-3000:]
     own_draws = _draws(own.out)
     assert own_draws["DROP"] != cpu["DROP"] and own_draws["RAND2"] != cpu["RAND2"]
+
+
+def test_an_active_scaler_beside_autocast_switched_off_is_said():
+    """yolov5 on an Ascend host: GradScaler('npu') steps while its only autocast ('cuda') switched itself off."""
+    fr = {"file": "/p/train.py", "line": 401, "function": "train", "code": ""}
+    events = [{"kind": "start", "t": 0, "rank": None},
+              {"kind": "autocast", "t": 1, "device_type": "cuda", "dtype": None, "disabled": True, "requested": True,
+               "switched_off": True, "reason": "cuda_unavailable", "user_frame": fr},
+              {"kind": "gradscaler", "t": 1, "event": "init", "device_type": "npu", "enabled": True, "requested": True,
+               "user_frame": dict(fr, line=344)},
+              {"kind": "gradscaler", "t": 2, "event": "counts", "constructed": 1, "steps": 2, "updates": 2},
+              {"kind": "end", "t": 3, "exit_code": 0}]
+    doc = rep.build({1: events}, exit_code=0, command=["python", "train.py"], cwd="/p", project_root="/p",
+                    emulated={"torch_npu": "2.7.1", "chip": "Ascend910B3", "devices": 8})
+    text = rep.render_text(doc)
+    assert "AMP requested for cuda at train.py:401 in train and switched off" in text
+    assert ("loss scaling: active (2 step(s), 0 skipped; GradScaler('npu') at train.py:344 in train) -- but no "
+            "autocast was on (switched off above): it scales fp32 training") in text

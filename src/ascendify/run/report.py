@@ -490,8 +490,11 @@ def _scaler_text(gs: dict, ac: list) -> Optional[str]:
     tail = (f"; {gs.get('backoff', 0)} back-off(s), {gs.get('grow', 0)} growth(s), scale {gs.get('last_scale')}"
             if gs.get("last_scale") is not None else "")
     if on:
+        amp_off = (ac and not any(not a["disabled"] and a.get("dtype") for a in ac)
+                   and any(a.get("switched_off") for a in ac))
         return (f"loss scaling: active ({gs.get('steps', 0)} step(s), {gs.get('skip', 0)} skipped; "
-                f"GradScaler({on[0].get('device_type')!r}) at {_frame_text(on[0].get('user_frame'))}){tail}")
+                f"GradScaler({on[0].get('device_type')!r}) at {_frame_text(on[0].get('user_frame'))}){tail}"
+                + (" -- but no autocast was on (switched off above): it scales fp32 training" if amp_off else ""))
     if built:
         c = built[0]
         why = ("the program passed enabled=False" if not c.get("requested") else
