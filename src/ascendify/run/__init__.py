@@ -33,10 +33,11 @@ Events: each process appends JSON lines to ``<events_dir>/events-<pid>.jsonl`` (
 so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (time.time()); kinds:
 
     ``start``     {pid, rank (int from RANK or null), argv, torch_npu (release used), chip, mode
-                  ("shim"|"python"), limits: [str, ...] (what this mode cannot emulate), torch}
+                  ("shim"|"python"), limits: [str, ...] (what this mode cannot emulate), torch, devices,
+                  release_note}
     ``fallback``  {op ("aten::linalg_inv_ex.inverse", "torchvision::nms"), kb_class, dtype (str|null),
                   user_frame, stack, disabled (bool)}  -- once per op, when the CPU-fallback warning is printed (or raised)
-    ``dtype``     {op, dtype ("torch.float64"), action: "warn"|"error", user_frame}  -- once per (op, dtype)
+    ``dtype``     {op, dtype ("torch.float64"), action: "warn", user_frame}  -- once per (op, dtype)
     ``autocast``  {device_type, dtype, disabled, requested (the program's ``enabled``), switched_off
                   (requested but torch turned it off), reason ("cuda_unavailable" | "dtype_unsupported" |
                   null), user_frame}  -- once per (device_type, dtype, enabled, requested, call site), at
@@ -48,7 +49,7 @@ so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (ti
                   | {event: "counts", constructed, steps, updates}  -- at exit, if any scaler was built
     ``host_sync`` {what ("aten::_local_scalar_dense" = .item()/bool()/float() etc.), user_frame, count}
                   -- the first one per user frame is written at once with count 1; totals per frame
-                  are written again at exit (count = n)
+                  are written again at exit (count = n, total: true)
     ``op``        at exit: {counts_by_class: {kb_class: n}, counts_by_op: {"aten::add.Tensor": n}}
     ``device_summary`` at exit: {param_devices: {"npu:0": n, "cpu": n}, source: "moved modules" |
                   "constructed modules"}: the parameters of every Module that was moved with
