@@ -35,6 +35,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
+from ascendify.semantic.bindings import dotted as _dotted
+
 CUDA_QUERIES = frozenset({"is_available", "is_initialized", "device_count", "is_bf16_supported", "_is_compiled"})
 CUDA_ONLY_PACKAGES = ("xformers", "flash_attn", "flash_attn_2_cuda", "flash_attn_cuda", "bitsandbytes", "apex", "amp_C",
                       "triton", "cupy", "pycuda", "fused_layer_norm_cuda", "xformers_C")
@@ -44,17 +46,6 @@ STATE = "~"
 """The condition of work under a test of state the call site cannot see (an attribute, a local)."""
 MAX_DEPTH = 8
 _CUDA_TEST_ATTRS = frozenset({"is_cuda"})
-
-
-def _dotted(node: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _is_cuda_str(node: ast.AST) -> bool:
