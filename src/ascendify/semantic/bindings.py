@@ -385,10 +385,3 @@ def dotted(node: ast.AST) -> Optional[str]:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
-
-
-def iter_parents(node: ast.AST) -> Iterator[ast.AST]:
-    p = getattr(node, "_asc_parent", None)
-    while p is not None:
-        yield p
-        p = getattr(p, "_asc_parent", None)
