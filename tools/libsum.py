@@ -30,6 +30,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
+from ascendify.deps.parse import normalize as _norm  # noqa: E402
 from ascendify.libsum.analyze import analyze  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "src", "ascendify", "libsum", "data")
@@ -39,12 +40,6 @@ try:
     import tomllib
 except ImportError:  # Python < 3.11
     import tomli as tomllib  # type: ignore
-
-
-def _norm(name: str) -> str:
-    import re
-
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def release_file(package: str, version: str) -> dict:

@@ -20,6 +20,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Dict, Optional, Tuple
 
+from ascendify.deps.parse import is_dependency_file, normalize, read_file
+
 
 def _data(name: str) -> bytes:
     return resources.files("ascendify.libsum").joinpath("data").joinpath(name).read_bytes()
@@ -149,14 +151,8 @@ def for_module(module: str, pins: Optional[Dict[str, str]] = None) -> Optional[S
     pkg = module_packages().get(module.split(".")[0])
     if pkg is None:
         return None
-    version, how = choose(pkg, (pins or {}).get(_norm(pkg)))
+    version, how = choose(pkg, (pins or {}).get(normalize(pkg)))
     return summary(pkg, version, how)
-
-
-def _norm(name: str) -> str:
-    import re
-
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # ------------------------------------------------------------------ project pins
@@ -192,10 +188,6 @@ def _pins_in(folder: str) -> Optional[Dict[str, str]]:
     try:
         names = sorted(os.listdir(folder))
     except OSError:
-        return None
-    try:
-        from ascendify.deps.parse import is_dependency_file, read_file
-    except ImportError:  # pragma: no cover - the deps package is part of ascendify
         return None
     files = [os.path.join(folder, n) for n in names if is_dependency_file(os.path.join(folder, n))]
     if not files:
