@@ -17,6 +17,7 @@ else:  # pragma: no cover
 from ascendify.rules.checks._util import fix, kwarg
 from ascendify.rules.registry import check
 from ascendify.semantic.bindings import ancestors, parent
+from ascendify.semantic.torch_api import version_tuple
 
 _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 
@@ -25,11 +26,6 @@ def _loader_call(node: ast.Call, ctx) -> bool:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
     return name == "DataLoader" and ctx.call_name(node) in _LOADERS
-
-
-def _version(text: str) -> tuple:
-    nums = [int(n) for n in re.findall(r"\d+", text)[:2]]
-    return tuple(nums + [0] * (2 - len(nums)))
 
 
 def _is_cuda_literal(node: Optional[ast.AST]) -> bool:
@@ -55,7 +51,7 @@ def pin_memory_device(node: ast.Call, ctx) -> None:
         ctx.report(dev, f, detail=f"`pin_memory_device={dev.value!r}` pins host memory for CUDA; on Ascend pin for the NPU "
                                   "(torch ≥ 2.5 pins for the current accelerator when the argument is omitted)")
         return
-    if dev is not None or not npu or _version(ctx.settings.torch_npu) >= (2, 5):
+    if dev is not None or not npu or version_tuple(ctx.settings.torch_npu) >= (2, 5):
         return
     pin = kwarg(node, "pin_memory")
     target = ctx.resolve(pin) if pin is not None else None
