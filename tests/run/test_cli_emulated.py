@@ -59,6 +59,11 @@ def test_the_example_fails_where_an_ascend_host_fails(tmp_path):
     text = r.stderr.split("== ascendify run:")[1]
     assert "at trainer/engine.py:57 in main: model = build_model(" in text
     assert "called from train.py:14 in <module>" in text
+    # the README shows this output: every line of its block is what run prints
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    block = readme.split("the original stops where a card stops:\n\n```\n", 1)[1].split("```", 1)[0]
+    printed = text.splitlines()
+    assert [ln for ln in block.splitlines() if ln not in printed] == []
 
 
 @pytest.mark.parametrize("mode", ["auto", "python"])
