@@ -144,32 +144,30 @@ def parse_requirement(text: str, file: str, line: int, col: int, kind: str, grou
     return req
 
 
+def _take_local(req: Requirement, v: str) -> str:
+    """Set ``req.local`` from the local label in ``v`` (``2.1.0+cu121`` -> ``cu121``); ``v`` without it."""
+    lm = _LOCAL.search(v)
+    if lm:
+        req.local = lm.group(1)
+        return v[: lm.start()]
+    return v
+
+
 def _pin_of(req: Requirement) -> None:
     m = re.match(r"^\s*===?\s*([^\s,;]+)\s*$", req.spec)
     if m:
-        v = m.group(1)
-        lm = _LOCAL.search(v)
-        if lm:
-            req.local = lm.group(1)
-            v = v[: lm.start()]
+        v = _take_local(req, m.group(1))
         if "*" not in v:
             req.version = v
     else:
-        lm = _LOCAL.search(req.spec)
-        if lm:
-            req.local = lm.group(1)
+        _take_local(req, req.spec)
 
 
 def _version_from_url(req: Requirement) -> None:
     base = req.url.split("#")[0].split("?")[0].rsplit("/", 1)[-1].replace("%2B", "+").replace("%2b", "+")
     m = re.match(r"^([A-Za-z0-9_.]+?)-(\d[\w.!]*(?:\+[\w.]+)?)-.*\.whl$", base) or re.match(r"^([A-Za-z0-9_.-]+?)-(\d[\w.!]*(?:\+[\w.]+)?)\.(?:tar\.gz|zip)$", base)
     if m:
-        v = m.group(2)
-        lm = _LOCAL.search(v)
-        if lm:
-            req.local = lm.group(1)
-            v = v[: lm.start()]
-        req.version = v
+        req.version = _take_local(req, m.group(2))
 
 
 def _url_requirement(body, marker, stripped, file, line, col, end_col, kind, group) -> Optional[Requirement]:
@@ -205,6 +203,29 @@ def _read(path: str) -> Tuple[Optional[str], Optional[str]]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, None
+
+
+def _open(path: str, display: str, kind: str) -> DepFile:
+    """A :class:`DepFile` with the file's text, or with its ``problem`` when it cannot be read."""
+    df = DepFile(display, kind)
+    text, problem = _read(path)
+    if text is None:
+        df.problem = problem
+    else:
+        df.text = text
+    return df
+
+
+def _open_toml(path: str, display: str, kind: str) -> Tuple[DepFile, Optional[dict]]:
+    """:func:`_open` and the parsed TOML document (None with ``problem`` set when unreadable / invalid)."""
+    df = _open(path, display, kind)
+    if df.problem:
+        return df, None
+    try:
+        return df, tomllib.loads(df.text)
+    except tomllib.TOMLDecodeError as exc:
+        df.problem = f"not valid TOML ({exc}); its dependencies were not audited"
+        return df, None
 
 
 def split_lines(text: str) -> List[str]:
@@ -382,17 +403,10 @@ def _table_range(tables, name: str) -> Optional[Tuple[int, int]]:
 
 
 def read_pyproject(path: str, display: str) -> DepFile:
-    df = DepFile(display, "pyproject")
-    text, problem = _read(path)
-    if text is None:
-        df.problem = problem
+    df, doc = _open_toml(path, display, "pyproject")
+    if doc is None:
         return df
-    df.text = text
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        df.problem = f"not valid TOML ({exc}); its dependencies were not audited"
-        return df
+    text = df.text
     lines = split_lines(text)
     tables = _toml_tables(lines)
     proj = doc.get("project") if isinstance(doc.get("project"), dict) else {}
@@ -471,30 +485,16 @@ def _poetry_pin(req: Requirement) -> None:
         return
     m = re.match(r"^(?:===?\s*)?(\d[\w.!]*(?:\+[\w.]+)?)$", s)
     if m:
-        v = m.group(1)
-        lm = _LOCAL.search(v)
-        if lm:
-            req.local = lm.group(1)
-            v = v[: lm.start()]
-        req.version = v
+        req.version = _take_local(req, m.group(1))
     else:
-        lm = _LOCAL.search(s)
-        if lm:
-            req.local = lm.group(1)
+        _take_local(req, s)
 
 
 def read_pipfile(path: str, display: str) -> DepFile:
-    df = DepFile(display, "pipfile")
-    text, problem = _read(path)
-    if text is None:
-        df.problem = problem
+    df, doc = _open_toml(path, display, "pipfile")
+    if doc is None:
         return df
-    df.text = text
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        df.problem = f"not valid TOML ({exc}); its dependencies were not audited"
-        return df
+    text = df.text
     lines = split_lines(text)
     tables = _toml_tables(lines)
     for tname, group in (("packages", ""), ("dev-packages", "dev")):
@@ -511,12 +511,10 @@ def read_setup_py(path: str, display: str) -> DepFile:
     """``install_requires`` / ``extras_require`` of the ``setup(...)`` call, read with ``ast``
     (never executed).  A literal list (or a module-level name bound to one) is read; anything
     else (a function call, a comprehension, reading a file) is a note on its line."""
-    df = DepFile(display, "setup.py")
-    text, problem = _read(path)
-    if text is None:
-        df.problem = problem
+    df = _open(path, display, "setup.py")
+    if df.problem:
         return df
-    df.text = text
+    text = df.text
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
@@ -593,12 +591,10 @@ def _char_col(lines: List[str], line: int, byte_col: int) -> int:
 
 def read_setup_cfg(path: str, display: str) -> DepFile:
     """``[options] install_requires`` and ``[options.extras_require]`` (INI continuation lines)."""
-    df = DepFile(display, "setup.cfg")
-    text, problem = _read(path)
-    if text is None:
-        df.problem = problem
+    df = _open(path, display, "setup.cfg")
+    if df.problem:
         return df
-    df.text = text
+    text = df.text
     lines = split_lines(text)
     section = ""
     key = None
@@ -640,12 +636,10 @@ def read_setup_cfg(path: str, display: str) -> DepFile:
 def read_environment_yml(path: str, display: str) -> DepFile:
     """conda ``dependencies`` (``name``, ``name=ver``, ``name=ver=build``, ``channel::name``),
     ``channels``, and the ``- pip:`` sub-list (PEP 508 lines); read line by line (no YAML library)."""
-    df = DepFile(display, "conda")
-    text, problem = _read(path)
-    if text is None:
-        df.problem = problem
+    df = _open(path, display, "conda")
+    if df.problem:
         return df
-    df.text = text
+    text = df.text
     lines = split_lines(text)
     block = ""
     pip_indent: Optional[int] = None
