@@ -8,15 +8,12 @@ import pytest
 from ascendify.diagnose import frameworks
 from ascendify.diagnose.context import Context
 from ascendify.diagnose.engine import diagnose
+from tests.diagnose.diag_util import write_log
 
 OOM = ("RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 0; 60.00 GiB total capacity; 40.00 GiB already "
        "allocated; 40.00 GiB current active; 1.10 GiB free; 44.00 GiB reserved in total by PyTorch)")
 
 
-def _log(tmp_path, text, name="serve.log"):
-    p = tmp_path / name
-    p.write_text(text, encoding="utf-8")
-    return str(p)
 
 
 @pytest.mark.parametrize("line, name, version", [
@@ -50,7 +47,7 @@ def test_more_specific_framework_wins_and_versions_are_kept():
 
 def test_vllm_oom_leads_with_memory_utilization(tmp_path):
     text = "INFO 03-09 08:00:00 [api_server.py:1042] vLLM API server version 0.9.1\n" + OOM + "\n"
-    rep = diagnose((_log(tmp_path, text),))
+    rep = diagnose((write_log(tmp_path, text),))
     top = rep.findings[0]
     assert top.family == "memory"
     assert top.fix.startswith("vLLM reserves --gpu-memory-utilization")
@@ -59,7 +56,7 @@ def test_vllm_oom_leads_with_memory_utilization(tmp_path):
 
 
 def test_the_same_oom_without_vllm_keeps_the_allocator_reading(tmp_path):
-    rep = diagnose((_log(tmp_path, OOM + "\n"),))
+    rep = diagnose((write_log(tmp_path, OOM + "\n"),))
     top = rep.findings[0]
     assert "gpu-memory-utilization" not in top.fix and not top.settings
 
@@ -68,14 +65,14 @@ def test_framework_from_a_traceback_frame(tmp_path):
     text = ("Traceback (most recent call last):\n"
             '  File "/usr/local/lib/python3.10/site-packages/vllm/worker/worker_base.py", line 10, in init\n'
             "RuntimeError: Cannot re-initialize NPU in forked subprocess. To use NPU with multiprocessing, you must use the 'spawn' start method\n")
-    rep = diagnose((_log(tmp_path, "\n" * 3 + text),))
+    rep = diagnose((write_log(tmp_path, "\n" * 3 + text),))
     assert rep.context["framework"]["value"] == "vllm"
     assert "VLLM_WORKER_MULTIPROC_METHOD=spawn" in rep.findings[0].fix
 
 
 def test_port_in_use_names_hccl_if_base_port(tmp_path):
     text = "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use\n"
-    rep = diagnose((_log(tmp_path, text),))
+    rep = diagnose((write_log(tmp_path, text),))
     assert any("HCCL_IF_BASE_PORT" in f.fix for f in rep.findings)
 
 

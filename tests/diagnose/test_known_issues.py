@@ -11,6 +11,7 @@ import pytest
 
 from ascendify.diagnose import known_issues as ki
 from ascendify.diagnose.engine import diagnose
+from tests.diagnose.diag_util import write_log
 
 SEED = [
     {"id": "demo-serve#101", "project": "vllm-ascend", "url": "https://github.com/example/demo-serve/issues/101",
@@ -69,10 +70,6 @@ UNRELATED = [
 ]
 
 
-def _log(tmp_path, text, name="job.log"):
-    p = tmp_path / name
-    p.write_text(text, encoding="utf-8")
-    return str(p)
 
 
 def test_normalise_masks_what_varies_and_keeps_codes():
@@ -88,7 +85,7 @@ def test_normalise_masks_what_varies_and_keeps_codes():
 
 def test_a_log_worded_differently_still_finds_its_issue(tmp_path, use_known_issues):
     use_known_issues(SEED)
-    rep = diagnose((_log(tmp_path, WORDED_DIFFERENTLY),))
+    rep = diagnose((write_log(tmp_path, WORDED_DIFFERENTLY),))
     top = rep.findings[0]
     assert top.known_issue is not None and top.known_issue["id"] == "demo-serve#101"
     assert 0.5 <= top.known_issue["confidence"] < 1.0  # close, not identical
@@ -103,18 +100,18 @@ def test_a_log_worded_differently_still_finds_its_issue(tmp_path, use_known_issu
 def test_fixed_in_compared_with_the_log_version(tmp_path, use_known_issues):
     use_known_issues(SEED)
     old = "vllm_ascend 0.8.1\n" + WORDED_DIFFERENTLY
-    rep = diagnose((_log(tmp_path, old),))
+    rep = diagnose((write_log(tmp_path, old),))
     note = rep.findings[0].known_issue["fix_note"]
     assert "0.8.1" in note and "older: upgrade" in note
     new = "vllm_ascend 0.9.0\n" + WORDED_DIFFERENTLY
-    note = diagnose((_log(tmp_path, new, "b.log"),)).findings[0].known_issue["fix_note"]
+    note = diagnose((write_log(tmp_path, new, "b.log"),)).findings[0].known_issue["fix_note"]
     assert "should already have that fix" in note
 
 
 @pytest.mark.parametrize("text", UNRELATED)
 def test_unrelated_logs_get_no_known_issue(tmp_path, use_known_issues, text):
     use_known_issues(SEED)
-    rep = diagnose((_log(tmp_path, text),))
+    rep = diagnose((write_log(tmp_path, text),))
     assert all(f.known_issue is None for f in rep.findings)
 
 
@@ -122,7 +119,7 @@ def test_port_conflict_between_two_jobs(tmp_path, use_known_issues):
     use_known_issues(SEED)
     text = ("[ERROR] HCCL(777,python3):2025-05-05-12:00:00.000.001 [socket.cc:133][777][Bind][Socket]bind ip[10.1.2.3] "
             "port[60003] failed, errno[98] Address already in use\n")
-    rep = diagnose((_log(tmp_path, text),))
+    rep = diagnose((write_log(tmp_path, text),))
     hit = [f for f in rep.findings if f.known_issue]
     assert hit and hit[0].known_issue["id"] == "demo-hccl#3" and "HCCL_IF_BASE_PORT" in hit[0].fix
 
@@ -130,7 +127,7 @@ def test_port_conflict_between_two_jobs(tmp_path, use_known_issues):
 def test_leave_one_out_exclusion(tmp_path, use_known_issues, monkeypatch):
     use_known_issues(SEED)
     monkeypatch.setenv(ki.EXCLUDE_ENV, "https://github.com/example/demo-serve/issues/101/, https://x.example/other")
-    rep = diagnose((_log(tmp_path, WORDED_DIFFERENTLY),))
+    rep = diagnose((write_log(tmp_path, WORDED_DIFFERENTLY),))
     assert all(f.known_issue is None or f.known_issue["id"] != "demo-serve#101" for f in rep.findings)
 
 
@@ -189,7 +186,7 @@ def test_a_log_no_catalogue_entry_explains_leads_with_its_known_issue(tmp_path, 
     use_known_issues(SEED + [rec])
     text = ("INFO starting engine\n(EngineCore_DP0 pid=5704) ERROR 01-06 06:43:02 [mooncake_connector.py:419] Mooncake "
             "transfer failed for request cmpl-118b93ed-0\n")
-    rep = diagnose((_log(tmp_path, text),))
+    rep = diagnose((write_log(tmp_path, text),))
     top = rep.findings[0]
     assert top.id == "known-issue" and top.title.startswith("known issue demo-pd#5:")
     assert top.fix == rec["fix"] and top.known_issue["url"] == rec["url"]

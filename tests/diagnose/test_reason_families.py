@@ -7,14 +7,9 @@ from __future__ import annotations
 import pytest
 
 from ascendify.diagnose.engine import diagnose
+from tests.diagnose.diag_util import top_finding
 
 
-def _top(tmp_path, text):
-    p = tmp_path / "x.log"
-    p.write_text(text, encoding="utf-8")
-    rep = diagnose((str(p),))
-    assert rep.findings, "no finding"
-    return rep.findings[0]
 
 
 def _words(f):
@@ -74,7 +69,7 @@ CASES = [
 
 @pytest.mark.parametrize("rule,text,words", CASES, ids=[c[0] + str(i) for i, c in enumerate(CASES)])
 def test_family_rule_reads_the_message(tmp_path, rule, text, words):
-    f = _top(tmp_path, text)
+    f = top_finding(tmp_path, text)
     assert rule in (f.settings or []), (rule, f.title, f.settings)
     got = _words(f)
     for w in words:
@@ -102,7 +97,7 @@ def test_family_rule_does_not_fire_on_a_near_miss(tmp_path, rule, text):
 
 def test_first_error_line_of_a_chain_states_the_reason(tmp_path):
     # a tool prints its reason on the first [ERROR] line and generic follow-ups after it: the first one leads
-    f = _top(tmp_path, "[INFO] starting the check\n[ERROR] the config file /opt/tool/run.cfg is a symbolic link\n"
+    f = top_finding(tmp_path, "[INFO] starting the check\n[ERROR] the config file /opt/tool/run.cfg is a symbolic link\n"
                        "[ERROR] the config file is invalid\n[ERROR] setup failed\n")
     assert "symbolic link" in f.title
     assert f.evidence[0].line == 2
@@ -118,7 +113,7 @@ RANKTABLE = ('RuntimeError: Ascend collective communication initialization faile
 
 
 def test_ranktable_with_a_device_listed_twice(tmp_path):
-    f = _top(tmp_path, RANKTABLE)
+    f = top_finding(tmp_path, RANKTABLE)
     assert "reason-ranktable-duplicate-device" in f.settings
     assert "device_id 3 twice" in f.cause
     # the ranktable / rank wording is not a tensor-shape rule
@@ -129,7 +124,7 @@ def test_ranktable_whose_servers_reuse_ids_is_not_a_duplicate(tmp_path):
     # device 0 on two different servers is normal
     text = RANKTABLE.replace('{"device_id":"3","device_ip":"10.0.0.3","rank_id":"2"}',
                              '{"device_id":"5","device_ip":"10.0.0.3","rank_id":"2"}')
-    f = _top(tmp_path, text)
+    f = top_finding(tmp_path, text)
     assert "reason-ranktable-duplicate-device" not in (f.settings or [])
 
 
@@ -167,20 +162,20 @@ def test_loose_known_issue_follows_a_family_rule(confidence, settings, leads):
 
 
 def test_device_oom_names_the_batch_size(tmp_path):
-    f = _top(tmp_path, "EL0004: [PID: 77] 2026-01-01-00:00:00.000.001 Failed to allocate memory.\n")
+    f = top_finding(tmp_path, "EL0004: [PID: 77] 2026-01-01-00:00:00.000.001 Failed to allocate memory.\n")
     assert f.id == "cann-oom"
     assert "ran out of memory" in f.cause and "batch size" in f.fix
 
 
 def test_server_json_error_reply_is_a_finding_and_its_size_limit_is_read(tmp_path):
-    f = _top(tmp_path, '{"error": "Input len not in (0, 1048576], but got 2200000", "error_type": "Bad Request"}\n')
+    f = top_finding(tmp_path, '{"error": "Input len not in (0, 1048576], but got 2200000", "error_type": "Bad Request"}\n')
     assert "reason-request-too-large" in f.settings
     assert "1048576 bytes" in f.cause and "base64" in f.cause.lower()
     assert "url" in f.fix.lower()
 
 
 def test_http_413_reply_is_read_as_too_large(tmp_path):
-    f = _top(tmp_path, "[ERROR] upload failed: HTTP 413 Payload Too Large\n")
+    f = top_finding(tmp_path, "[ERROR] upload failed: HTTP 413 Payload Too Large\n")
     assert "reason-request-too-large" in f.settings
 
 

@@ -3,7 +3,7 @@ holds the requests: queueing / preemption), versus the gentle slope of a healthy
 
 from __future__ import annotations
 
-from ascendify.diagnose.engine import diagnose
+from tests.diagnose.diag_util import diagnose_text
 
 
 def _runs(pairs):
@@ -15,14 +15,10 @@ def _runs(pairs):
     return "\n".join(out) + "\n"
 
 
-def _diag(tmp_path, text, name="bench.log"):
-    p = tmp_path / name
-    p.write_text(text, encoding="utf-8")
-    return diagnose((str(p),))
 
 
 def test_tpot_step_with_concurrency(tmp_path):
-    rep = _diag(tmp_path, _runs([(16, 31.2), (32, 34.75), (64, 88.1)]))
+    rep = diagnose_text(tmp_path, _runs([(16, 31.2), (32, 34.75), (64, 88.1)]))
     [f] = [x for x in rep.findings if x.id == "tpot-step"]
     assert f.details["concurrency"] == [32.0, 64.0] and f.details["mean_tpot_ms"] == [34.75, 88.1]
     assert "2.5x" in f.title and "--gpu-memory-utilization" in f.fix and f.severity == "warning"
@@ -30,5 +26,5 @@ def test_tpot_step_with_concurrency(tmp_path):
 
 
 def test_a_slope_is_not_a_step(tmp_path):
-    rep = _diag(tmp_path, _runs([(16, 31.2), (32, 36.0), (64, 45.9), (128, 70.0)]), "slope.log")
+    rep = diagnose_text(tmp_path, _runs([(16, 31.2), (32, 36.0), (64, 45.9), (128, 70.0)]), "slope.log")
     assert not [x for x in rep.findings if x.id == "tpot-step"]

@@ -6,14 +6,9 @@ from __future__ import annotations
 import pytest
 
 from ascendify.diagnose.engine import diagnose
+from tests.diagnose.diag_util import top_finding
 
 
-def _top(tmp_path, text, name="a.log"):
-    p = tmp_path / name
-    p.write_text(text, encoding="utf-8")
-    rep = diagnose((str(p),))
-    assert rep.findings, text
-    return rep.findings[0]
 
 
 @pytest.mark.parametrize("line, fid, word", [
@@ -28,13 +23,13 @@ def _top(tmp_path, text, name="a.log"):
      "name: EADDRINUSE, message: address already in use", "dist-port-in-use", "HCCL_IF_BASE_PORT"),
 ])
 def test_packaging_and_widened_triggers(tmp_path, line, fid, word):
-    top = _top(tmp_path, line + "\n")
+    top = top_finding(tmp_path, line + "\n")
     assert top.id == fid
     assert word in top.fix
 
 
 def test_dcmi_8005_device_held_by_another_process(tmp_path):
-    top = _top(tmp_path, "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\n")
+    top = top_finding(tmp_path, "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\n")
     assert top.id == "npu-smi-dcmi-init" and "occupied by another" in top.cause and not top.variant
 
 
@@ -42,7 +37,7 @@ def test_dcmi_8005_in_a_container_without_capabilities(tmp_path):
     text = ("+ docker run -it --device /dev/davinci0 ascend-img:latest\n"
             "ls: cannot open directory '/dev/davinci_manager': Permission denied\n"
             "dcmi module initialize failed. ret is -8005\n")
-    top = _top(tmp_path, text)
+    top = top_finding(tmp_path, text)
     assert top.id == "npu-smi-dcmi-init"
     assert "container lacks the capabilities" in top.cause and "--privileged" in top.fix
     assert top.variant in ("docker", "permission denied", "/dev/davinci")
@@ -50,7 +45,7 @@ def test_dcmi_8005_in_a_container_without_capabilities(tmp_path):
 
 
 def test_fp16_saturation_printed_as_65504(tmp_path):
-    top = _top(tmp_path, "step 10 logits max tensor(65504., device='npu:0', dtype=torch.float16)\n")
+    top = top_finding(tmp_path, "step 10 logits max tensor(65504., device='npu:0', dtype=torch.float16)\n")
     assert top.id == "fp16-saturation-65504" and "INF_NAN_MODE_ENABLE" in top.fix
     # 65504 inside a longer number is not it
     q = tmp_path / "c.log"
@@ -62,7 +57,7 @@ def test_vllm_preemption_names_the_kv_cache_knobs(tmp_path):
     text = ("INFO 05-09 00:40:00 api_server.py:1 vLLM API server version 0.9.1\n"
             "WARNING 05-09 00:49:33 scheduler.py:1057 Sequence group 7 is preempted by PreemptionMode.RECOMPUTE mode because "
             "there is not enough KV cache space. total_cumulative_preemption_cnt=51\n")
-    top = _top(tmp_path, text)
+    top = top_finding(tmp_path, text)
     assert top.id == "vllm-preemption" and "--max-num-seqs" in top.fix
 
 
@@ -75,7 +70,7 @@ def test_an_integer_65504_is_not_saturation(tmp_path):
 def test_vllm_stats_kv_cache_full_with_requests_pending(tmp_path):
     full = ("INFO 05-09 00:50:00 metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 812.4 "
             "tokens/s, Running: 48 reqs, Swapped: 0 reqs, Pending: 16 reqs, GPU KV cache usage: 99.6%, CPU KV cache usage: 0.0%.\n")
-    top = _top(tmp_path, full)
+    top = top_finding(tmp_path, full)
     assert top.id == "vllm-kv-cache-saturated" and top.details["usage"] == "99.6" and top.details["pending"] == "16"
     calm = full.replace("Pending: 16", "Pending: 0").replace("99.6%", "41.2%")
     p = tmp_path / "calm.log"
