@@ -89,7 +89,6 @@ class _Passes:
     remaining: list
     unsafe: int
     error: Optional[str]
-    final: list = field(default_factory=list)  # every finding of the final text (what a scan of the copy finds)
     summary: Optional[dict] = None  # the module summary of the final text (project pass)
 
 
@@ -117,7 +116,7 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
     # (it conflicted, its edit found no place, or it needs --unsafe-fixes), and is never counted as done
     remaining = current
     unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
-    return _Passes(text, applied_all, texts, remaining, unsafe, error, current, summary)
+    return _Passes(text, applied_all, texts, remaining, unsafe, error, summary)
 
 
 def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel: str) -> tuple[str, list[Finding], list[Finding], int, Optional[str]]:
@@ -357,7 +356,6 @@ class _FileFix:
     rel: str
     path: str
     errors: list = field(default_factory=list)  # (rel, message)
-    unsafe_left: list = field(default_factory=list)  # unsafe fixes not applied (findings of the fixed text)
     unsafe: int = 0
     new_bytes: Optional[bytes] = None  # None: nothing changed
     changes: list = field(default_factory=list)  # change-log rows
@@ -382,7 +380,7 @@ def _init_fix_worker(settings: Settings) -> None:
 
 def _fix_file(job: tuple) -> _FileFix:
     """Fix one file: read it, apply fixes until nothing more applies, and (mode ``write``) write it."""
-    rel, path, manual, fixable, mode = job
+    rel, path, fixable, mode = job
     settings: Settings = _fix_state["settings"]
     out = _FileFix(rel, path)
     src = read_source(path)
@@ -393,9 +391,6 @@ def _fix_file(job: tuple) -> _FileFix:
     text = passes.text
     if passes.error:
         out.errors.append((rel, passes.error))
-    # findings without a fix were counted by the caller; add only the unsafe fixes left out
-    unsafe_left = [f for f in passes.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes]
-    out.unsafe_left = unsafe_left
     out.unsafe = passes.unsafe
     out.final = passes.remaining
     if not passes.applied or text == src.text:
@@ -474,7 +469,6 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     diffs = []
     written: dict[str, bytes] = {}
     jobs_todo: list = []
-    fixable_of: dict = {}
     joined = {id(f) for f in getattr(result, "joined", ())}
     final_of: dict = {}  # rel -> the file's findings in its final state (the project pass's come after)
     lines_of: dict = {}  # rel -> (source, migrated) line of each line of a fixed file's final text
@@ -485,7 +479,6 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
         if mode == "output" and is_within(path, out_abs):
             continue  # an earlier migrated copy inside the project
         final_of[rel] = [f for f in findings if id(f) not in joined]  # unless fixing changes the file
-        manual = [f for f in findings if f.fix is None]
         fixable = [f for f in findings if f.fix is not None]
         if not fixable:
             continue
@@ -495,8 +488,7 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
                 run.errors.append((rel, f"reached through the folder link {display_path(link)} -> {os.path.realpath(link)}, which the copy keeps as a link, "
                                         "so its fixes were not written there; fix that folder on its own"))
                 continue
-        fixable_of[rel] = fixable
-        jobs_todo.append((rel, path, manual, fixable, mode))
+        jobs_todo.append((rel, path, fixable, mode))
     for out in _map_files(jobs_todo, settings, jobs, progress):
         rel = out.rel
         run.errors.extend(out.errors)
