@@ -135,9 +135,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("script,within", [(SLEEPER, 1.0), (STUBBORN, 3.0)], ids=["sleeper", "ignores-sigint"])
-def test_ctrl_c_stops_every_child_and_exits_130(tmp_path, script, within):
+def _run_started(tmp_path, script):
+    """``ascendify run -- python s.py`` of ``script``, once it printed "started": (the run, its child's pid)."""
     write(tmp_path / "s.py", script)
     env = dict(os.environ)
     env.pop("ASCENDIFY_RUN_CONFIG", None)
@@ -145,7 +144,17 @@ def test_ctrl_c_stops_every_child_and_exits_130(tmp_path, script, within):
                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert p.stdout.readline() == "started\n"
-        child = int((tmp_path / "child.pid").read_text())
+        return p, int((tmp_path / "child.pid").read_text())
+    except BaseException:
+        p.kill()
+        raise
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("script,within", [(SLEEPER, 1.0), (STUBBORN, 3.0)], ids=["sleeper", "ignores-sigint"])
+def test_ctrl_c_stops_every_child_and_exits_130(tmp_path, script, within):
+    p, child = _run_started(tmp_path, script)
+    try:
         assert _alive(child)
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
@@ -172,6 +181,10 @@ def test_json_format_has_the_envelope_and_the_exit_code(tmp_path):
     assert list(doc)[:3] == ["tool", "version", "command"]
     assert (doc["tool"], doc["version"], doc["command"]) == ("ascendify", __version__, "run")
     assert doc["exit_code"] == 4 and doc["command_line"] == [sys.executable, "p.py"]
+    # the keys docs/run.md lists for the JSON report
+    documented = {"exit_code", "first_failure", "fallbacks", "dtype_findings", "ops_by_class", "top_ops", "autocast",
+                  "gradscaler", "host_syncs", "parameters", "writes_outside", "emulated", "ranks"}
+    assert documented <= set(doc), documented - set(doc)
     rep = tmp_path / "r.json"
     r = ascendify("run", "--mode", "python", "--report", str(rep), "-o", str(tmp_path / "s.txt"), "--", "python", "p.py",
                   cwd=str(tmp_path))
@@ -196,13 +209,7 @@ def test_an_unsupported_torch_is_one_line_naming_the_range(tmp_path, monkeypatch
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_sigterm_is_forwarded_and_exits_143(tmp_path):
-    write(tmp_path / "s.py", SLEEPER)
-    env = dict(os.environ)
-    env.pop("ASCENDIFY_RUN_CONFIG", None)
-    p = subprocess.Popen([sys.executable, "-m", "ascendify", "run", "--mode", "python", "--", "python", "s.py"],
-                         cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert p.stdout.readline() == "started\n"
-    child = int((tmp_path / "child.pid").read_text())
+    p, child = _run_started(tmp_path, SLEEPER)
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=10) == 143
     assert not _alive(child)
@@ -210,13 +217,7 @@ def test_sigterm_is_forwarded_and_exits_143(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_second_ctrl_c_kills_at_once(tmp_path):
-    write(tmp_path / "s.py", STUBBORN)
-    env = dict(os.environ)
-    env.pop("ASCENDIFY_RUN_CONFIG", None)
-    p = subprocess.Popen([sys.executable, "-m", "ascendify", "run", "--mode", "python", "--", "python", "s.py"],
-                         cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert p.stdout.readline() == "started\n"
-    child = int((tmp_path / "child.pid").read_text())
+    p, child = _run_started(tmp_path, STUBBORN)
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)
     time.sleep(0.2)
