@@ -60,6 +60,8 @@ so a crash keeps the earlier ones).  Every object has ``"kind"`` and ``"t"`` (ti
     ``mode``      {mode: "python", reason, limits}  -- mode "auto" chose shim but the shim did not build or
                   load in this process: it runs in the Python mode (a one-line note on stderr says so)
     ``end``       {exit_code}  -- at exit (SystemExit code, 1 after an uncaught exception, else 0)
+    ``writes_outside`` {paths: [str, ...]}  -- at exit, if the program wrote files outside project_root
+                  (written by the write watcher, ``_watch/sitecustomize.py``, not by :mod:`ascendify.run.events`)
 
     A ``user_frame`` is ``{file, line, function, code}`` or null; see
     :func:`ascendify.run.events.user_frame` (innermost frame inside project_root that is not in
