@@ -25,7 +25,7 @@ from ascendify.scan.context import FileContext
 from ascendify.scan.finding import Edit, Finding, Fix
 from ascendify.scan.source import MAX_FILE_BYTES, SourceFile, SourceProblem, read_source
 from ascendify.semantic import SemanticModel
-from ascendify.semantic.noqa import noqa_map as _noqa_map
+from ascendify.semantic.noqa import noqa_map as _noqa_map, suppresses
 from ascendify.semantic.policy import POLICY_PREFIXES, apply_policy, import_policy
 from ascendify.semantic.project import join, summarize
 
@@ -521,8 +521,7 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
     noqa = _noqa_map(ctx.lines)
     out = []
     for f in ctx.findings:
-        supp = noqa.get(f.line, False) if noqa else False
-        if supp is None or (supp and f.code in supp):
+        if noqa and f.line in noqa and suppresses(noqa[f.line], f.code):
             continue
         if not settings.enabled(f.code, rel_path):  # also the rules run only for the project pass
             continue

@@ -7,7 +7,6 @@ with their codes, so ``# noqa: E501`` on a call site does not hide its DEV026).
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -25,6 +24,6 @@ def noqa_map(lines: list) -> dict:
     return out
 
 
-def suppresses(codes: Optional[frozenset], code: str) -> bool:
-    """Does a line's ``codes`` (a :func:`noqa_map` value) hide ``code``?"""
+def suppresses(codes, code: str) -> bool:
+    """Does a line's ``codes`` (a :func:`noqa_map` value, or a summary's sorted list of them) hide ``code``?"""
     return codes is None or code in codes

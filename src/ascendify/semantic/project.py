@@ -29,6 +29,7 @@ import os
 from typing import Optional
 
 from ascendify.diagnostics import Edit, Finding, Fix, severity_rank
+from ascendify.semantic.noqa import noqa_map, suppresses
 from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS, int_device_severity
 
 _WORK_SEVERITIES = ("error", "silent")
@@ -188,8 +189,6 @@ def summarize(ctx, findings: list) -> dict:
 
 def _noqa_entries(lines: list) -> list:
     """``[[line, [codes] or None], ...]``: the ``# noqa`` comments of a file (None: a bare ``# noqa``)."""
-    from ascendify.semantic.noqa import noqa_map
-
     return [[line, sorted(codes) if codes is not None else None] for line, codes in noqa_map(lines).items()]
 
 
@@ -197,7 +196,7 @@ def _suppressed(summary: dict, line: int, code: str) -> bool:
     """A ``# noqa`` on ``line`` of the summarised file hides ``code`` (a bare one hides every code)."""
     for entry in summary.get("noqa", ()):
         if isinstance(entry, list) and entry[0] == line:
-            return entry[1] is None or code in entry[1]
+            return suppresses(entry[1], code)
     return False
 
 
