@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.cli_util import run_cli
+from tests.test_cli_faults import SDPA_MODEL  # the same one-op model
 
 WIDTH = 80
 
@@ -41,25 +42,11 @@ def test_compare_at_80_columns_keeps_numbers_and_verdict(narrow, tmp_path):
     assert re.search(r"cosine\s+1\b|cosine 1\b|\b1\b", text)
 
 
-SDPA = '''import torch
-import torch.nn.functional as F
-
-
-class M(torch.nn.Module):
-    def forward(self, q):
-        return F.scaled_dot_product_attention(q, q, q)
-
-
-def factory():
-    return M()
-'''
-
-
 def test_probe_at_80_columns_one_line_per_op(narrow, tmp_path, monkeypatch):
     import sys
 
     pytest.importorskip("torch")
-    (tmp_path / "sdpa_w.py").write_text(SDPA)
+    (tmp_path / "sdpa_w.py").write_text(SDPA_MODEL)
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("sdpa_w", None)
     r = run_cli("probe", "sdpa_w:factory", "--input", "q:1,2,8,16:float32", "--all-ops", cwd=str(tmp_path))
