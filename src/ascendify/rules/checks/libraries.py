@@ -143,25 +143,21 @@ def library_call(node: ast.Call, ctx) -> None:
             if head and s.is_class(head):
                 got = s.method(head, meth)
         if got is not None:
-            found = (s, got, q)
+            found = (s, got)
             break
-    if found is not None or names:
-        pass
-    elif isinstance(f, ast.Name):  # instance(...): __call__
-        c = _class_of(f, ctx, libs)
-        if c is not None:
-            got = c[0].method(c[1], "__call__")
-            if got is not None:
-                found = (c[0], got, f"{c[1].rsplit('.', 1)[1]}.__call__")
-    elif isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Call)):  # instance.method(...)
-        c = _class_of(f.value, ctx, libs)
-        if c is not None:
-            got = c[0].method(c[1], f.attr)
-            if got is not None:
-                found = (c[0], got, f"{c[1].rsplit('.', 1)[1]}.{f.attr}")
+    if found is None and not names:
+        inst, meth = None, ""
+        if isinstance(f, ast.Name):  # instance(...): __call__
+            inst, meth = f, "__call__"
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Call)):  # instance.method(...)
+            inst, meth = f.value, f.attr
+        c = _class_of(inst, ctx, libs) if inst is not None else None
+        got = c[0].method(c[1], meth) if c is not None else None
+        if got is not None:
+            found = (c[0], got)
     if found is None:
         return
-    s, (defq, entry), shown = found
+    s, (defq, entry) = found
     if entry.get("npu_aware") or not entry.get("work"):
         return
     from ascendify import libsum
@@ -173,6 +169,5 @@ def library_call(node: ast.Call, ctx) -> None:
     what = ", ".join(dict.fromkeys(w[0] for w in work))
     first = work[0]
     advice, source = s.advice[entry["advice"]] if isinstance(entry.get("advice"), int) else ("", "unverified")
-    at = f if isinstance(f, ast.Name) else f
-    ctx.report(at, call=ctx.segment(f)[:60], what=what, lib=f"{s.package} {s.version}",
+    ctx.report(f, call=ctx.segment(f)[:60], what=what, lib=f"{s.package} {s.version}",
                where=f"{first[1]}:{first[2]}", defined=defq, how=s.how, advice=advice, source=source)
