@@ -24,6 +24,7 @@ else:  # pragma: no cover
 
 from ascendify.deps.parse import DepFile, Requirement, is_dependency_file, read_file, split_lines
 from ascendify.scan.finding import Finding
+from ascendify.semantic.noqa import noqa_map, suppresses
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 TORCH_KEYS = ("torch", "pytorch")
@@ -127,26 +128,23 @@ def read_all(entries: List[Tuple[str, str]]) -> List[DepFile]:
 
 
 # ----------------------------------------------------------------------------- the audit
-def _noqa(df: DepFile, line: int, code: str) -> bool:
-    lines = split_lines(df.text) if df.text else []
-    if not 0 < line <= len(lines):
-        return False
-    m = re.search(r"#\s*noqa(?::\s*([A-Z0-9, ]+))?", lines[line - 1], re.I)
-    if not m:
-        return False
-    return not m.group(1) or code in re.split(r"[,\s]+", m.group(1).upper())
-
-
 class _Reporter:
     def __init__(self, settings, rules):
         self.settings = settings
         self.rules = rules
         self.findings: List[Finding] = []
+        self._noqa: Dict[str, dict] = {}  # file -> its ``# noqa`` lines (semantic.noqa, as for Python files)
+
+    def _suppressed(self, df: DepFile, line: int, code: str) -> bool:
+        got = self._noqa.get(df.path)
+        if got is None:
+            got = self._noqa[df.path] = noqa_map(split_lines(df.text) if df.text else [])
+        return line in got and suppresses(got[line], code)
 
     def add(self, code: str, df: DepFile, line: int, col: int, end_col: int, fields: dict, severity: Optional[str] = None, fix=None) -> None:
         if self.settings is not None and not self.settings.enabled(code, df.path):
             return
-        if _noqa(df, line, code):
+        if self._suppressed(df, line, code):
             return
         r = self.rules[code]
         try:
