@@ -9,13 +9,13 @@ import torch
 from ascendify.run import common
 
 
-def _cpu(t, what):
+def _cpu(t):
     if isinstance(t, torch.Tensor):
         if common.Ops.is_npu(t):
             return common.Ops.to_cpu(t)
         raise RuntimeError(f"No backend type associated with device type {t.device.type}")
     if isinstance(t, (list, tuple)):
-        return [_cpu(x, what) for x in t]
+        return [_cpu(x) for x in t]
     return t
 
 
@@ -38,61 +38,61 @@ def install() -> bool:
             return "hccl"
 
         def allreduce(self, tensors, opts=None):
-            return self._gloo.allreduce(_cpu(tensors, "allreduce"), opts or dist.AllreduceOptions())
+            return self._gloo.allreduce(_cpu(tensors), opts or dist.AllreduceOptions())
 
         def allreduce_coalesced(self, tensors, opts=None):
-            return self._gloo.allreduce_coalesced(_cpu(tensors, "allreduce"), opts or dist.AllreduceCoalescedOptions())
+            return self._gloo.allreduce_coalesced(_cpu(tensors), opts or dist.AllreduceCoalescedOptions())
 
         def broadcast(self, tensors, opts=None):
-            return self._gloo.broadcast(_cpu(tensors, "broadcast"), opts or dist.BroadcastOptions())
+            return self._gloo.broadcast(_cpu(tensors), opts or dist.BroadcastOptions())
 
         def allgather(self, outputs, inputs, opts=None):
-            return self._gloo.allgather(_cpu(outputs, "allgather"), _cpu(inputs, "allgather"),
+            return self._gloo.allgather(_cpu(outputs), _cpu(inputs),
                                         opts or dist.AllgatherOptions())
 
         def _allgather_base(self, output, input, opts=None):
-            return self._gloo._allgather_base(_cpu(output, "allgather"), _cpu(input, "allgather"),
+            return self._gloo._allgather_base(_cpu(output), _cpu(input),
                                               opts or dist.AllgatherOptions())
 
         def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
-            return self._gloo.allgather_into_tensor_coalesced(_cpu(outputs, "allgather"), _cpu(inputs, "allgather"),
+            return self._gloo.allgather_into_tensor_coalesced(_cpu(outputs), _cpu(inputs),
                                                               opts or dist.AllgatherOptions())
 
         def reduce_scatter(self, outputs, inputs, opts=None):
-            return self._gloo.reduce_scatter(_cpu(outputs, "reduce_scatter"), _cpu(inputs, "reduce_scatter"),
+            return self._gloo.reduce_scatter(_cpu(outputs), _cpu(inputs),
                                              opts or dist.ReduceScatterOptions())
 
         def _reduce_scatter_base(self, output, input, opts=None):
-            return self._gloo._reduce_scatter_base(_cpu(output, "reduce_scatter"), _cpu(input, "reduce_scatter"),
+            return self._gloo._reduce_scatter_base(_cpu(output), _cpu(input),
                                                    opts or dist.ReduceScatterOptions())
 
         def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
-            return self._gloo.reduce_scatter_tensor_coalesced(_cpu(outputs, "reduce_scatter"),
-                                                              _cpu(inputs, "reduce_scatter"),
+            return self._gloo.reduce_scatter_tensor_coalesced(_cpu(outputs),
+                                                              _cpu(inputs),
                                                               opts or dist.ReduceScatterOptions())
 
         def reduce(self, tensors, opts=None):
-            return self._gloo.reduce(_cpu(tensors, "reduce"), opts or dist.ReduceOptions())
+            return self._gloo.reduce(_cpu(tensors), opts or dist.ReduceOptions())
 
         def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
-            return self._gloo.alltoall_base(_cpu(output, "alltoall"), _cpu(input, "alltoall"), output_split_sizes,
+            return self._gloo.alltoall_base(_cpu(output), _cpu(input), output_split_sizes,
                                             input_split_sizes, opts or dist.AllToAllOptions())
 
         def alltoall(self, outputs, inputs, opts=None):
-            return self._gloo.alltoall(_cpu(outputs, "alltoall"), _cpu(inputs, "alltoall"),
+            return self._gloo.alltoall(_cpu(outputs), _cpu(inputs),
                                        opts or dist.AllToAllOptions())
 
         def gather(self, outputs, inputs, opts=None):
-            return self._gloo.gather(_cpu(outputs, "gather"), _cpu(inputs, "gather"), opts or dist.GatherOptions())
+            return self._gloo.gather(_cpu(outputs), _cpu(inputs), opts or dist.GatherOptions())
 
         def scatter(self, outputs, inputs, opts=None):
-            return self._gloo.scatter(_cpu(outputs, "scatter"), _cpu(inputs, "scatter"), opts or dist.ScatterOptions())
+            return self._gloo.scatter(_cpu(outputs), _cpu(inputs), opts or dist.ScatterOptions())
 
         def send(self, tensors, dst, tag=0):
-            return self._gloo.send(_cpu(tensors, "send"), dst, tag)
+            return self._gloo.send(_cpu(tensors), dst, tag)
 
         def recv(self, tensors, src, tag=0):
-            return self._gloo.recv(_cpu(tensors, "recv"), src, tag)
+            return self._gloo.recv(_cpu(tensors), src, tag)
 
         def barrier(self, opts=None):
             return self._gloo.barrier(opts or dist.BarrierOptions())
