@@ -447,23 +447,17 @@ def _patch_python_apis() -> None:
         return t
 
     torch._utils._rebuild_tensor_v2 = _rebuild_tensor_v2
-    orig_load, orig_save = torch.load, torch.save
+    def clearing(fn, table):
+        """``fn`` that empties ``table`` (the storages of one load / save) when it returns."""
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            try:
+                return fn(*a, **k)
+            finally:
+                table.clear()
+        return wrapper
 
-    @functools.wraps(orig_load)
-    def load(*a, **k):
-        try:
-            return orig_load(*a, **k)
-        finally:
-            _RESTORED.clear()
-
-    @functools.wraps(orig_save)
-    def save(*a, **k):
-        try:
-            return orig_save(*a, **k)
-        finally:
-            _TAGGED.clear()
-
-    torch.load, torch.save = load, save
+    torch.load, torch.save = clearing(torch.load, _RESTORED), clearing(torch.save, _TAGGED)
     import torch.optim.optimizer as oo
     import torch.utils._foreach_utils as fu
 
