@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from ascendify.semantic.bindings import ancestors, dotted, parent  # noqa: F401  (tree helpers: the model's, re-exported here)
 
@@ -34,20 +34,6 @@ class ArgDefault:
     node: ast.AST  # the default's expression node
     call: ast.Call  # the add_argument call
     type_name: Optional[str] = None
-
-
-def _stmt_children(stmt: ast.AST) -> Iterator[ast.stmt]:
-    for name in ("body", "orelse", "finalbody", "handlers"):
-        for child in getattr(stmt, name, ()) or ():
-            yield child
-    if isinstance(stmt, ast.ExceptHandler):
-        return
-    cases = getattr(stmt, "cases", None)  # match statement (3.10+)
-    if cases:
-        for case in cases:
-            yield from case.body
-
-
 
 
 class FileContext:
