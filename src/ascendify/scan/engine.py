@@ -421,7 +421,6 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
     """
     if dispatch is None:
         dispatch = Dispatch.build(settings)
-    rules = dispatch.rules
     # The parent links make every tree a web of reference cycles that only the cyclic GC can free,
     # and its collections during the parse and walk of the next files were a third of the scan time.
     # So: no automatic collections while a file is parsed and analysed, and the links (and the
