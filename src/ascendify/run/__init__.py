@@ -72,7 +72,8 @@ Other entry points
     ``ascendify.run.boot.SUPPORTED_TORCH``: (lowest, highest) torch ``major.minor`` supported.
     ``ascendify.run.boot.resolve_mode(mode) -> "shim"|"python"``: what "auto" picks here.
     ``ascendify.run.shim.build(verbose=False) -> path``: build (or find cached) the C++ shim; the cache
-    is ``$ASCENDIFY_CACHE_DIR/run/<torch-version>/`` or ``~/.cache/ascendify/run/<torch-version>/``.
+    is ``$ASCENDIFY_CACHE_DIR/run/torch-<version>/shim-<source hash>/`` (default ``$ASCENDIFY_CACHE_DIR``:
+    ``~/.cache/ascendify``).
 """
 
 from __future__ import annotations

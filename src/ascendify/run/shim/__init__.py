@@ -1,13 +1,14 @@
 """Build, cache and load the C++ shim (``npu_shim.cpp``) of mode "shim".
 
 The shared library is built once per torch version (and shim source) with
-``torch.utils.cpp_extension.load`` into ``<cache>/run/<torch-version>/`` where ``<cache>`` is
+``torch.utils.cpp_extension.load`` into ``<cache>/run/torch-<version>/shim-<source hash>/`` where ``<cache>`` is
 ``$ASCENDIFY_CACHE_DIR`` or ``~/.cache/ascendify``.  A stamp file next to it records the source hash, so
 later starts load the library directly (no compiler, no ninja: a few milliseconds).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -37,7 +38,9 @@ def cache_dir() -> str:
     return os.path.join(root, "run", "torch-" + _torch_version().replace("+", "_"), "shim-" + _source_hash())
 
 
+@functools.lru_cache(maxsize=None)
 def _source_hash() -> str:
+    """Of ``npu_shim.cpp``, read once per process (every start checks the cached build)."""
     with open(SOURCE, "rb") as fh:
         return hashlib.sha256(fh.read()).hexdigest()[:16]
 
