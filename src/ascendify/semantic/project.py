@@ -29,6 +29,7 @@ import os
 from typing import Optional
 
 from ascendify.diagnostics import Edit, Finding, Fix, severity_rank
+from ascendify.semantic.bindings import dotted
 from ascendify.semantic.noqa import noqa_map, suppresses
 from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS, int_device_severity
 
@@ -76,13 +77,11 @@ def _imports(ctx) -> dict:
 
 def _root_local(node: ast.AST) -> Optional[tuple]:
     """(root local name, dotted rest) of a Name/Attribute chain: ``ud.setup`` → ("ud", "setup")."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return node.id, ".".join(reversed(parts))
-    return None
+    text = dotted(node)
+    if text is None:
+        return None
+    root, _, rest = text.partition(".")
+    return root, rest
 
 
 def summarize(ctx, findings: list) -> dict:
