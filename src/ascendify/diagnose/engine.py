@@ -294,6 +294,14 @@ class Aggregator:
         self.sig_of: dict = {}  # finding id -> its signature (bounded), for the known-issue specificity rule
         self.bench: list = []  # (concurrency, mean TPOT ms, hit) of serving-benchmark runs, in reading order (bounded)
         self._bench_c: Optional[float] = None
+        self._log_best: dict = {}  # framework -> the known issue the log's kept lines match as a whole (or None)
+
+    def _log_match(self, idx, fw: Optional[str]):
+        """``idx.best`` over the log's kept lines (head and tail), searched once per diagnosis: the last-resort
+        finding and the whole-log fallback of :meth:`_known_issues` ask the same question."""
+        if fw not in self._log_best:
+            self._log_best[fw] = idx.best(self.query_head + list(self.query_tail), framework=fw)
+        return self._log_best[fw]
 
     def _get(self, fid: str, make) -> Finding:
         f = self.findings.get(fid)
@@ -832,7 +840,7 @@ class Aggregator:
         m = None
         try:
             idx = ki_mod.load()
-            m = idx.best(self.query_head + list(self.query_tail), framework=fw) if idx.records else None
+            m = self._log_match(idx, fw) if idx.records else None
         except (OSError, ValueError):
             m = None
         first = next((h for h in loud if reason_mod.extract(h.text)), loud[0])
@@ -890,7 +898,7 @@ class Aggregator:
         weak = [f for f in errors if f.generic or f.role == "wrapper" or f.family in ("reason", "python")]
         if not matched and errors and len(weak) == len(errors):
             # no specific finding and none matched by its own lines: the log's lines as a whole, for the first finding
-            m = idx.best(self.query_head + list(self.query_tail), framework=fw)
+            m = self._log_match(idx, fw)
             if m is not None:
                 self._attach(errors[0], m, versions)
 
