@@ -32,6 +32,8 @@ def test_readme_states_the_python_floor_of_make_test():
     assert m, quick[:400]
     floor = int(m.group(1))
     assert "3.9" in quick and "pip install" in quick  # the core install still works on 3.9
+    # the Makefile's guard stops make test below the same floor (checked with or without torch installed)
+    assert f"sys.version_info < (3, {floor})" in _read("Makefile"), floor
     try:
         import importlib.metadata as md
 
