@@ -80,9 +80,10 @@ def test_cache_is_per_python_version(tmp_path, monkeypatch):
     from ascendify.config import Settings
     from ascendify.scan import engine
 
-    key = engine.Cache(str(tmp_path), Settings()).key(b"x = 1\n", "a.py")
+    a = str(tmp_path / "a.py")
+    key = engine.Cache(str(tmp_path), Settings()).key(b"x = 1\n", "a.py", a)
     monkeypatch.setattr(engine.sys, "version_info", (3, sys.version_info[1] + 1, 0, "final", 0))
-    other = engine.Cache(str(tmp_path), Settings()).key(b"x = 1\n", "a.py")
+    other = engine.Cache(str(tmp_path), Settings()).key(b"x = 1\n", "a.py", a)
     assert key != other and len(key) == len(other) == 64
 
 

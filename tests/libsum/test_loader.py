@@ -112,6 +112,28 @@ def test_rule_newest_release_without_pin(tmp_path):
     assert 7 not in msg
 
 
+def test_a_changed_pin_is_not_answered_from_the_scan_cache(tmp_path):
+    """The cache key covers the project's pins: EXT017's findings depend on them (a cached scan gave the
+    0.4.12 findings after the pin moved to 1.0.31)."""
+    from ascendify.config import Settings
+    from ascendify.scan.engine import discover, scan_files
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "main.py").write_text(BODY)
+    s = Settings(select=["EXT017"]).validate()
+
+    def lines(pin: str) -> tuple:
+        (proj / "requirements.txt").write_text(pin)
+        libsum._PIN_FILES_CACHE.clear()  # a new process, as each `ascendify scan` is
+        res = scan_files(discover([str(proj)], s, lambda p, m: None), s, str(tmp_path / "cache"), jobs=1)
+        return sorted(f.line for f in res.findings if f.code == "EXT017"), res.cached
+
+    assert lines("timm==0.4.12\n") == ([4, 6, 7, 9], 0)
+    assert lines("timm==1.0.31\n") == ([4, 6], 0)
+    assert lines("timm==1.0.31\n") == ([4, 6], 1)  # unchanged pins: a cache hit
+
+
 def test_class_through_a_local_name_and_instance_method(tmp_path):
     body = """\
 import torch

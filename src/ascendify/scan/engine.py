@@ -667,9 +667,15 @@ class Cache:
             self._dir_seen = bool(self.dir) and os.path.isdir(self.dir)
         return self._dir_seen
 
-    def key(self, data: bytes, rel: str) -> str:
+    def key(self, data: bytes, rel: str, path: str) -> str:
+        """The file's content and path, and the exact pins of its project's dependency files: the library
+        summaries EXT017 reads are chosen by those pins, so a changed pin is a changed input."""
+        from ascendify.libsum import project_pins  # cached per folder
+
         h = hashlib.sha256(self.salt.encode())
         h.update(rel.encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+        h.update(repr(sorted(project_pins(path).items())).encode("utf-8"))
         h.update(b"\0")
         h.update(data)
         return h.hexdigest()
@@ -712,7 +718,7 @@ class Cache:
                 data = fh.read()
         except OSError:
             return None
-        return self.get(self.key(data, entry.rel))
+        return self.get(self.key(data, entry.rel, entry.path))
 
 
 # ---------------------------------------------------------------------- scanning
@@ -760,7 +766,7 @@ def _scan_one(entry: FileEntry) -> tuple[str, list[Finding], int, bool, Optional
             return entry.rel, [], 0, False, None
         return entry.rel, [_problem_finding(src, entry.rel, dispatch.rules)], 0, False, None
     nlines = src.text.count("\n") + 1
-    key = cache.key(src.raw, entry.rel)
+    key = cache.key(src.raw, entry.rel, entry.path)
     hit = cache.get(key)
     if hit is not None:
         return entry.rel, hit[0], hit[1], True, hit[2]
