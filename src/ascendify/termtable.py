@@ -1,7 +1,7 @@
 """Tables that fit the terminal: a rich table when it fits the width, else one block per row.
 
-:func:`report_console` is the console every text report prints to: the terminal's width on a
-TTY, ``$COLUMNS`` when set, else ``DEFAULT_WIDTH`` (a file or pipe).  :func:`print_table` prints
+:func:`report_console` is the console every text report prints to: ``$COLUMNS`` when set, else
+the terminal's width on a TTY, else ``DEFAULT_WIDTH`` (a file or pipe).  :func:`print_table` prints
 ``rows`` under ``headers`` as a table when its natural width fits that console, and otherwise as
 a list layout — the first cell on its own line, then ``header value`` pairs wrapped to the width —
 so no number, verdict or name is ever cut or folded inside a narrow column (issue 22).
