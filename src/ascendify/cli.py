@@ -108,9 +108,14 @@ def usage_error(exc: click.UsageError) -> int:
     return exc.exit_code if isinstance(exc.exit_code, int) else 2
 
 
-def _interrupted() -> None:
+def _interrupted(console: bool = False) -> None:
     """After Ctrl-C: one line, exit 130.  A further Ctrl-C from here on ends the process at once
-    (the default action: the shell shows 130 too), never with a traceback."""
+    (the default action: the shell shows 130 too), never with a traceback.
+
+    From the console entry point the process ends with ``os._exit`` once the line is out: the worker
+    pools are already stopped (ascendify.procutil), and interpreter shutdown would run
+    concurrent.futures' exit hook on a pool whose wake-up pipe is closed, which can print an
+    "Exception ignored ... Bad file descriptor" traceback after the one line (seen under load)."""
     import signal
 
     try:
@@ -118,6 +123,13 @@ def _interrupted() -> None:
     except ValueError:  # not the main thread (in-process callers)
         pass
     click.echo("ascendify: interrupted", err=True)
+    if console:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(EXIT_INTERRUPTED)
     sys.exit(EXIT_INTERRUPTED)
 
 
@@ -133,10 +145,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         click.echo(f"ascendify: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
     except (Interrupted, KeyboardInterrupt):  # worker pools stop themselves (ascendify.procutil)
-        _interrupted()
+        _interrupted(console=argv is None)
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, KeyboardInterrupt):
-            _interrupted()
+            _interrupted(console=argv is None)
         click.echo("ascendify: aborted", err=True)
         sys.exit(2)
     except AscendifyError as exc:
