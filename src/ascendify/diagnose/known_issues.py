@@ -345,7 +345,7 @@ def _mark_generic(docs: list, records: list, idf: dict) -> None:
         if d["kind"] != "quote":
             continue
         mine = set(d["tf"])
-        rare = sorted(mine, key=lambda t: -idf.get(t, 0))[:2]
+        rare = sorted(mine, key=lambda t: (-idf.get(t, 0), t))[:2]  # ties by name: the same index under every hash seed
         seen = set()
         for t in rare:
             for j in post.get(t, ()):
