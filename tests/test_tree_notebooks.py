@@ -195,3 +195,26 @@ def test_every_cell_comes_back_as_written(tmp_path, cell):
     r = run_cli("fix", "nb.ipynb", "--write", "--select", "DEV001", "--no-cache", cwd=str(tmp_path))
     assert "Traceback" not in r.err, r.err
     assert _sources(p)[1:] == [cell, "m = torch.ones(1).npu()"]
+
+
+# ---------------------------------------------------------------------- the file's JSON style is kept
+@pytest.mark.parametrize("style", [
+    dict(indent=2, ensure_ascii=False, eol="\n"),         # Colab writes 2 spaces
+    dict(indent=1, ensure_ascii=True, eol="\n"),          # \uXXXX escapes for non-ASCII text
+    dict(indent="\t", ensure_ascii=False, eol="\r\n"),    # tabs and CRLF
+    dict(indent=None, ensure_ascii=False, eol=""),        # one line, no final newline
+])
+def test_fix_changes_only_the_fixed_line_in_the_notebook_json(tmp_path, style):
+    """A fix must not re-serialise the whole notebook in another style (a 1,800-line diff for a
+    two-line change on CLIP's Colab notebook, indented with 2 spaces): only the fixed lines differ."""
+    nb = _nb("import torch\n# héllo → ünïcode\n", ("md", "# Títle\n"), "m = torch.nn.Linear(1, 1).cuda()\nprint('ok')\n")
+    text = json.dumps(nb, indent=style["indent"], ensure_ascii=style["ensure_ascii"])
+    if style["indent"] is not None:
+        text = text.replace("\n", style["eol"])
+    text += style["eol"]
+    p = tmp_path / "nb.ipynb"
+    p.write_bytes(text.encode("utf-8"))
+    r = run_cli("fix", "nb.ipynb", "--write", "--select", "DEV001", "--no-cache", cwd=str(tmp_path))
+    assert "Traceback" not in r.err, r.err
+    after = p.read_bytes().decode("utf-8")
+    assert after == text.replace(".cuda()", ".npu()")

@@ -441,7 +441,7 @@ def encode_source(src: SourceFile, new_text: str) -> bytes:
     For ``.py`` files: same encoding, BOM kept, the final line ending kept, and
     CR line endings restored in a file read as CR-only.  For notebooks: the virtual
     module is split back into its cells, magics unmasked, and the notebook JSON
-    re-serialised (1-space indent, as Jupyter writes it); a cell that is not Python or did
+    re-serialised in the file's own JSON style (:func:`_dump_like`); a cell that is not Python or did
     not parse is kept as written (a line a fix put in its place goes to the cell before it).
     """
     if not src.is_notebook:
@@ -479,4 +479,22 @@ def encode_source(src: SourceFile, new_text: str) -> bytes:
             continue
         parts = text.splitlines(keepends=True)
         nb["cells"][idx]["source"] = parts if isinstance(nb["cells"][idx].get("source"), list) else text
-    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    return _dump_like(nb, src.raw)
+
+
+def _dump_like(nb: dict, raw: bytes) -> bytes:
+    """Serialise ``nb`` in the JSON style of the file it was read from (``raw``), so that a fix changes
+    only the cells it touched: the same indent (Jupyter writes 1 space, Colab 2, some tools tabs or one
+    line), ``\\uXXXX`` escapes if the file was pure ASCII, CRLF, a BOM and the final newline kept."""
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    body = raw[3:] if bom else raw
+    m = re.match(rb"\s*\{\r?\n([ \t]+)\S", body)
+    indent = m.group(1).decode("ascii") if m else None
+    if indent is not None and indent.strip(" ") == "":
+        indent = len(indent)
+    text = json.dumps(nb, indent=indent, ensure_ascii=body.isascii() and bool(body))
+    if body.endswith(b"\n") or not body:
+        text += "\n"
+    if b"\r\n" in body:
+        text = text.replace("\n", "\r\n")
+    return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
