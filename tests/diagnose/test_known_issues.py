@@ -191,3 +191,14 @@ def test_a_log_no_catalogue_entry_explains_leads_with_its_known_issue(tmp_path, 
     assert top.id == "known-issue" and top.title.startswith("known issue demo-pd#5:")
     assert top.fix == rec["fix"] and top.known_issue["url"] == rec["url"]
     assert top.evidence and "Mooncake transfer failed" in top.evidence[0].text
+
+
+def test_path_parts_that_say_nothing_are_dropped():
+    # the interpreter folder (python3.10) and a venv folder are skipped like site-packages: what is left of a
+    # path is its last meaningful folder and file name, the same under every Python and install prefix
+    assert ki.normalise("File /usr/lib/python3.10/subprocess.py, line 9") == ki.normalise("File /usr/lib/subprocess.py, line 9")
+    assert "python" not in ki.tokens("File /usr/lib/python3.10/subprocess.py")
+    assert ki.tokens("/opt/app/.venv/foo.py") == ["app", "foo"]
+    assert ki.tokens("/srv/proj/venv/run.py") == ["proj", "run"]
+    # a folder that is merely named like one is kept
+    assert "pythonic" in ki.tokens("/srv/pythonic/run.py")

@@ -106,7 +106,7 @@ def normalise(text: str) -> str:
     return " ".join(s.split())
 
 
-_PATH_SKIP = re.compile(r"^(?:site-packages|dist-packages|python\\d[\\d.]*|lib|lib64|usr|local|opt|home|root|src|bin|\\.?venv)$")
+_PATH_SKIP = re.compile(r"^(?:site-packages|dist-packages|python\d[\d.]*|lib|lib64|usr|local|opt|home|root|src|bin|\.?venv)$")
 
 
 def _path_words(m) -> str:
