@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Type, TypeVar
 
 from ascendify.semantic.bindings import ancestors, dotted, parent  # noqa: F401  (tree helpers: the model's, re-exported here)
 
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+S = TypeVar("S")
 
 
 @dataclass
@@ -51,7 +52,24 @@ class FileContext:
         self.arg_defaults: dict[str, ArgDefault] = {}
         self.functions: list[ast.AST] = []
         self._qual_cache: dict[int, Optional[str]] = {}
+        self._states: dict[type, Any] = {}
         self._prepass(tree)
+
+    # ------------------------------------------------------------------ rule state
+    def state(self, kind: "Type[S]", make: "Optional[Callable[[FileContext], S]]" = None) -> S:
+        """This file's instance of the rule state ``kind``: a class (a dataclass) that a rule module
+        declares for what its node checks collect and its file check reads after the walk, or for a
+        per-file memo.  Built on first use with ``make(self)``, or ``kind()`` without ``make``.
+        The one place a rule keeps per-file state (never ad hoc attributes on the context)."""
+        st = self._states.get(kind)
+        if st is None:
+            st = self._states[kind] = make(self) if make is not None else kind()
+        return st
+
+    def peek_state(self, kind: "Type[S]") -> "Optional[S]":
+        """The file's ``kind`` state if a check has made it, else None (a file check whose node
+        checks recorded nothing returns early without building one)."""
+        return self._states.get(kind)
 
     # ------------------------------------------------------------------ pre-pass
     def _prepass(self, tree: ast.Module) -> None:

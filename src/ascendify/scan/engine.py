@@ -497,7 +497,8 @@ def release_tree(ctx: "RuleContext") -> None:
     ctx.linked_nodes = []
     ctx.finding_nodes = {}
     ctx._model = None
-    ctx.__dict__.pop("bindings", None)
+    ctx.bindings = None
+    ctx._states = {}
     ctx.all_calls = []
 
 

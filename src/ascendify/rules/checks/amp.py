@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
@@ -443,12 +444,20 @@ def fp16_autocast_without_scaler(node: ast.AST, ctx) -> None:
             continue  # CPU autocast is bfloat16
         if dtype is not None and "float16" not in ctx.segment(dtype).replace("bfloat16", "") and "half" not in ctx.segment(dtype):
             continue  # bfloat16 (or unknown): no loss scaling needed
-        ctx.__dict__.setdefault("_amp007_blocks", []).append(ac)
+        ctx.state(_Amp007).blocks.append(ac)
         return
+
+
+@dataclass
+class _Amp007:
+    """float16 autocast blocks the walk saw."""
+
+    blocks: list = field(default_factory=list)
 
 
 @file_check("AMP007")
 def fp16_autocast_without_scaler_report(ctx) -> None:
-    blocks = ctx.__dict__.get("_amp007_blocks")
+    st = ctx.peek_state(_Amp007)
+    blocks = st.blocks if st is not None else None
     if blocks:  # one finding per file, at the first block
         ctx.report(min(blocks, key=lambda n: (n.lineno, n.col_offset)), None)

@@ -21,6 +21,7 @@ import sys
 from functools import lru_cache
 from importlib import resources
 from types import SimpleNamespace
+from dataclasses import dataclass, field
 from typing import Optional
 
 if sys.version_info >= (3, 11):
@@ -326,14 +327,21 @@ def library_import(node, ctx) -> None:
             if m:
                 hits.append((node.module,) + m)
     if hits:
-        ctx.__dict__.setdefault("_cuda_only_imports", []).append((node, hits))
+        ctx.state(_Ext016).imports.append((node, hits))
+
+
+@dataclass
+class _Ext016:
+    """Imports of CUDA-only libraries the walk saw: (import node, hits)."""
+
+    imports: list = field(default_factory=list)
 
 
 @file_check("EXT016")
 def library_import_report(ctx) -> None:
     """After the walk, in file order; a plain ``import pkg.sub`` after an import of the same library is not reported again."""
     seen: set = set()
-    for node, hits in sorted(ctx.__dict__.get("_cuda_only_imports", ()), key=lambda t: (t[0].lineno, t[0].col_offset)):
+    for node, hits in sorted(ctx.state(_Ext016).imports, key=lambda t: (t[0].lineno, t[0].col_offset)):
         lib = hits[0][2]
         keys = {h[1] for h in hits}
         if isinstance(node, ast.Import) and keys <= seen:

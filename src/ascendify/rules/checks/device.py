@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
@@ -714,17 +715,18 @@ def cuda_is_available(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV015
+@dataclass
+class _IsCudaStored:
+    """Whether the file stores an attribute named ``is_cuda``."""
+
+    found: bool
+
+
 def _assigned_is_cuda(ctx) -> bool:
     """The file stores an attribute named ``is_cuda`` (``self.is_cuda = ...``); computed once, on the first ``.is_cuda``."""
-    try:
-        return ctx._dev_is_cuda_stored
-    except AttributeError:
-        pass
-    found = any(
-        isinstance(n, ast.Attribute) and n.attr == "is_cuda" and isinstance(n.ctx, ast.Store) for n in ast.walk(ctx.tree)
-    )
-    ctx._dev_is_cuda_stored = found
-    return found
+    return ctx.state(_IsCudaStored, lambda c: _IsCudaStored(any(
+        isinstance(n, ast.Attribute) and n.attr == "is_cuda" and isinstance(n.ctx, ast.Store) for n in ast.walk(c.tree)
+    ))).found
 
 
 @check("DEV015", ast.Attribute, names=("is_cuda",))

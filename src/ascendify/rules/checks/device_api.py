@@ -7,6 +7,7 @@ NVTX markers, cuDNN / TF32 backend flags, CUDA environment variables.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
@@ -24,13 +25,16 @@ for _name, _entry in _MAP.items():
     _NAMES_BY_CODE.setdefault(_entry["code"], set()).add(_name)
 
 
+@dataclass
+class _CudaNames:
+    """Local name -> the ``torch.cuda`` member it is bound to."""
+
+    names: dict
+
+
 def cuda_names(ctx) -> dict:
     """Local names bound to ``torch.cuda`` members (``from torch.cuda import synchronize``), per file."""
-    names = getattr(ctx, "_dev_cuda_names", None)
-    if names is None:
-        names = {k: v[11:] for k, v in ctx.aliases.items() if v.startswith("torch.cuda.")}
-        ctx._dev_cuda_names = names
-    return names
+    return ctx.state(_CudaNames, lambda c: _CudaNames({k: v[11:] for k, v in c.aliases.items() if v.startswith("torch.cuda.")})).names
 
 
 def _torch_cuda_ref(node, ctx, names) -> Optional[str]:

@@ -12,6 +12,7 @@ import re
 import sys
 from functools import lru_cache
 from importlib import resources
+from dataclasses import dataclass, field
 from typing import Optional
 
 if sys.version_info >= (3, 11):
@@ -324,13 +325,20 @@ def init_unguarded(node: ast.Call, ctx) -> None:
         return
     if ctx.call_name(node) not in _INIT:
         return
-    calls = ctx.__dict__.setdefault("_dst_init_calls", [])
-    calls.append((node, _guarded(node, ctx)))
+    ctx.state(_Dst004).calls.append((node, _guarded(node, ctx)))
+
+
+@dataclass
+class _Dst004:
+    """``init_process_group`` calls the walk saw: (call, guarded)."""
+
+    calls: list = field(default_factory=list)
 
 
 @file_check("DST004")
 def init_unguarded_report(ctx) -> None:
-    calls = ctx.__dict__.get("_dst_init_calls")
+    st = ctx.peek_state(_Dst004)
+    calls = st.calls if st is not None else None
     if not calls:
         return
     sides = {id(n): _branch_sides(n) for n, _ in calls}

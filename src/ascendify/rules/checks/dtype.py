@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from functools import lru_cache
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ascendify.kb.chips import chip_info, families
@@ -65,8 +66,15 @@ def _in_comparison(node: ast.AST) -> bool:
     return False
 
 
+@dataclass
+class _Reported:
+    """(rule key, line) pairs already reported in the file."""
+
+    seen: set = field(default_factory=set)
+
+
 def _per_line_once(ctx, key: str, node: ast.AST) -> bool:
-    seen = ctx.__dict__.setdefault("_asc_dty_lines", set())
+    seen = ctx.state(_Reported).seen
     k = (key, node.lineno)
     if k in seen:
         return False

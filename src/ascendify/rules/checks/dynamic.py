@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ascendify.rules.checks._util import kwarg
@@ -201,11 +202,16 @@ def export_opset(node: ast.Call, ctx) -> None:
         )
 
 
-def _dyn8(ctx) -> dict:
-    st = ctx.__dict__.get("_asc_dyn8")
-    if st is None:
-        st = ctx._asc_dyn8 = {"exports": [], "norm": None}
-    return st
+@dataclass
+class _Dyn008:
+    """ONNX export calls the walk saw, and the first input normalisation outside ``forward``."""
+
+    exports: list = field(default_factory=list)
+    norm: Optional[ast.AST] = None
+
+
+def _dyn8(ctx) -> _Dyn008:
+    return ctx.state(_Dyn008)
 
 
 def _mentions(node: ast.AST, word: str) -> bool:
@@ -224,8 +230,8 @@ def _note_norm(node: ast.AST, ctx) -> None:
     if ctx.in_forward(node):
         return
     st = _dyn8(ctx)
-    if st["norm"] is None or node.lineno < st["norm"].lineno:
-        st["norm"] = node
+    if st.norm is None or node.lineno < st.norm.lineno:
+        st.norm = node
 
 
 @check("DYN008", ast.Call)
@@ -234,7 +240,7 @@ def export_and_normalize_calls(node: ast.Call, ctx) -> None:
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
     if name == "export":
         if _onnx_export(node, ctx):
-            _dyn8(ctx)["exports"].append(node)
+            _dyn8(ctx).exports.append(node)
     elif name in ("Normalize", "normalize"):
         q = ctx.qualname(f) or ""
         if q.startswith("torchvision.transforms") or (name == "Normalize" and "transforms" in (ctx.dotted(f) or "")):
@@ -251,8 +257,8 @@ def normalize_arith(node: ast.BinOp, ctx) -> None:
 
 @file_check("DYN008")
 def report_norm_outside(ctx) -> None:
-    st = ctx.__dict__.get("_asc_dyn8")
-    if not st or not st["exports"] or st["norm"] is None:
+    st = ctx.peek_state(_Dyn008)
+    if st is None or not st.exports or st.norm is None:
         return
-    for call in st["exports"]:
-        ctx.report(call, line=st["norm"].lineno)
+    for call in st.exports:
+        ctx.report(call, line=st.norm.lineno)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ascendify.rules.registry import check, file_check
@@ -212,13 +213,16 @@ def _mentions(node: ast.AST, words: tuple, tensors: bool = True) -> bool:
 
 
 # ------------------------------------------------------------------ evidence
+@dataclass
+class _Defined:
+    """Names of the functions and classes the file defines."""
+
+    names: set
+
+
 def _defined_names(ctx) -> set:
     """Names of the functions and classes this file defines (computed once per file)."""
-    names = ctx.__dict__.get("_gradsync_defined")
-    if names is None:
-        names = {sc.node.name for sc in ctx.bindings.scopes.values() if sc.kind != "module"}  # every def and class
-        ctx.__dict__["_gradsync_defined"] = names
-    return names
+    return ctx.state(_Defined, lambda c: _Defined({sc.node.name for sc in c.bindings.scopes.values() if sc.kind != "module"})).names
 
 
 def _framework_import(ctx) -> bool:
@@ -354,13 +358,21 @@ def _synchronised(ctx) -> bool:
 
 
 # ------------------------------------------------------------------ DST010
+@dataclass
+class _Dst010:
+    """What the walk saw for DST010: process-group inits and optimizer steps."""
+
+    inits: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+
+
 @check("DST010", ast.Call, names=("init_process_group", "init_device_mesh", "step"))
 def gradsync_collect(node: ast.Call, ctx) -> None:
     if _callee(node) == "step":
         if _optimizer_step(node, ctx):
-            ctx.__dict__.setdefault("_dst010_steps", []).append(node)
+            ctx.state(_Dst010).steps.append(node)
     elif ctx.call_name(node) in _INIT and not _single_process(node):
-        ctx.__dict__.setdefault("_dst010_inits", []).append(node)
+        ctx.state(_Dst010).inits.append(node)
 
 
 def _single_process(init: ast.Call) -> bool:
@@ -619,10 +631,10 @@ def _step_optimizer(call: ast.Call, ctx) -> ast.AST:
 
 @file_check("DST010")
 def gradsync_report(ctx) -> None:
-    inits = ctx.__dict__.get("_dst010_inits")
-    steps = ctx.__dict__.get("_dst010_steps")
-    if not inits or not steps or _synchronised(ctx):
+    st = ctx.peek_state(_Dst010)
+    if st is None or not st.inits or not st.steps or _synchronised(ctx):
         return
+    inits, steps = st.inits, st.steps
     loop_called = _loop_called(ctx)
     first = min(inits, key=lambda n: (n.lineno, n.col_offset))
     for call in steps:
@@ -636,13 +648,20 @@ def gradsync_report(ctx) -> None:
 
 
 # ------------------------------------------------------------------ DST011
+@dataclass
+class _Dst011:
+    """``with model.no_sync():`` items the walk saw: (call, with statement)."""
+
+    withs: list = field(default_factory=list)
+
+
 @check("DST011", ast.Call, names=("no_sync",))
 def no_sync_collect(node: ast.Call, ctx) -> None:
     if not isinstance(node.func, ast.Attribute):
         return
     item = parent(node)
     if isinstance(item, ast.withitem) and item.context_expr is node:
-        ctx.__dict__.setdefault("_dst011_withs", []).append((node, parent(item)))
+        ctx.state(_Dst011).withs.append((node, parent(item)))
 
 
 def _inside(node: ast.AST, stmt: ast.AST) -> bool:
@@ -651,9 +670,10 @@ def _inside(node: ast.AST, stmt: ast.AST) -> bool:
 
 @file_check("DST011")
 def no_sync_report(ctx) -> None:
-    withs = ctx.__dict__.get("_dst011_withs")
-    if not withs:
+    st = ctx.peek_state(_Dst011)
+    if st is None or not st.withs:
         return
+    withs = st.withs
     if any(isinstance(n, ast.Attribute) and n.attr == "require_backward_grad_sync" for n in ast.walk(ctx.tree)):
         return  # the sync flag is toggled by hand (nanoGPT)
     if any(_sync_helper_name(_callee(n)) or _collective_syncs(n, ctx) for n in ctx.all_calls):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from ascendify.config import default_torch_npu
@@ -26,17 +27,21 @@ def version_tuple(version: Optional[str]) -> tuple:
     return _version_tuple(version, default_torch_npu())
 
 
-def _state(ctx) -> dict:
-    st = ctx.__dict__.get("_asc_imp")
-    if st is None:
-        st = {
-            "imported": ctx.has_import("torch_npu"),
-            "name_use": None,  # first Name node `torch_npu`
-            "api_use": None,  # (node, what) first NPU API use
-            "bound": any(name == "torch_npu" for _scope, name in ctx.assignments),
-        }
-        ctx._asc_imp = st
-    return st
+@dataclass
+class _ImportState:
+    """What the IMP001/IMP002 node checks found: whether the file imports or binds ``torch_npu``,
+    the first ``torch_npu`` name use, the first NPU API use ``(node, what)``, and an NPU probe."""
+
+    imported: bool
+    bound: bool
+    name_use: Optional[ast.AST] = None
+    api_use: Optional[tuple] = None
+    probed: bool = False  # hasattr(torch, "npu") / getattr(torch, "npu", ...) seen: device-detecting code
+
+
+def _state(ctx) -> _ImportState:
+    return ctx.state(_ImportState, lambda c: _ImportState(
+        imported=c.has_import("torch_npu"), bound=any(name == "torch_npu" for _scope, name in c.assignments)))
 
 
 def _earlier(a: Optional[ast.AST], b: ast.AST) -> bool:
@@ -49,10 +54,10 @@ def torch_npu_name(node: ast.Name, ctx) -> None:
     if node.id != "torch_npu" or not isinstance(node.ctx, ast.Load):
         return
     st = _state(ctx)
-    if st["imported"] or st["bound"] or "torch_npu" in ctx.aliases:
+    if st.imported or st.bound or "torch_npu" in ctx.aliases:
         return
-    if _earlier(st["name_use"], node):
-        st["name_use"] = node
+    if _earlier(st.name_use, node):
+        st.name_use = node
 
 
 @check("IMP001", ast.Call)
@@ -63,14 +68,14 @@ def dynamic_import(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
     if name in ("import_module", "__import__"):
-        _state(ctx)["imported"] = True
+        _state(ctx).imported = True
 
 
 @file_check("IMP001")
 def report_torch_npu_name(ctx) -> None:
     st = _state(ctx)
-    node = st["name_use"]
-    if node is None or st["imported"]:
+    node = st.name_use
+    if node is None or st.imported:
         return
     ctx.report(node, fix(ctx.add_import(), operation="add import torch_npu"))
 
@@ -78,13 +83,13 @@ def report_torch_npu_name(ctx) -> None:
 # ---------------------------------------------------------------- IMP002
 def _record(ctx, node: ast.AST, what: str) -> None:
     st = _state(ctx)
-    if st["imported"] or version_tuple(ctx.settings.torch_npu) >= AUTOLOAD_SINCE:
+    if st.imported or version_tuple(ctx.settings.torch_npu) >= AUTOLOAD_SINCE:
         return  # auto-loaded by `import torch`: nothing to report (fix adds no import either)
     if ctx.model.context(node).npu_aware and not _in_test(node):
         return  # under a test for the NPU (`if d.type == "npu":`), which is false unless torch_npu is loaded
-    cur = st["api_use"]
+    cur = st.api_use
     if cur is None or _earlier(cur[0], node):
-        st["api_use"] = (node, what)
+        st.api_use = (node, what)
 
 
 @check("IMP002", ast.Attribute, names=("npu",))
@@ -107,7 +112,7 @@ def npu_string(node: ast.Constant, ctx) -> None:
         return
     p = parent(node)
     if v == "npu" and isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in ("hasattr", "getattr"):
-        _state(ctx)["probed"] = True  # hasattr(torch, "npu"): device-detecting code, NPU use is guarded
+        _state(ctx).probed = True  # hasattr(torch, "npu"): device-detecting code, NPU use is guarded
         return
     if NPU_DEVICE_RE.match(v):
         if isinstance(p, (ast.Tuple, ast.List, ast.Set)):
@@ -148,10 +153,10 @@ def _is_entry_script(tree: ast.Module) -> bool:
 @file_check("IMP002")
 def report_npu_api(ctx) -> None:
     st = _state(ctx)
-    use = st["api_use"]
-    if use is None or st["imported"] or st.get("probed"):
+    use = st.api_use
+    if use is None or st.imported or st.probed:
         return
-    if st["name_use"] is not None and ctx.settings.enabled("IMP001", ctx.path):
+    if st.name_use is not None and ctx.settings.enabled("IMP001", ctx.path):
         return  # IMP001 reports the file (same fix)
     node, what = use
     target = ctx.settings.torch_npu

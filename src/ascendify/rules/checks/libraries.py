@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import dataclass
 from typing import Optional
 
 from ascendify.rules.registry import check
@@ -39,11 +40,19 @@ _API: frozenset = frozenset()
 _OPTIONS: frozenset = frozenset()
 
 
+@dataclass
+class _FileLibs:
+    """top-level module -> Summary for the summarised libraries the file imports."""
+
+    by_top: dict
+
+
 def _file_libs(ctx) -> dict:
     """top-level module -> Summary for the summarised libraries this file imports (once per file)."""
-    got = ctx.__dict__.get("_libsum")
-    if got is not None:
-        return got
+    return ctx.state(_FileLibs, lambda c: _FileLibs(_summaries(c))).by_top
+
+
+def _summaries(ctx) -> dict:
     global _CUDA_ROOTS, _API, _OPTIONS
     if _CUDA_ROOTS is None:
         _CUDA_ROOTS, _API, _OPTIONS = _cuda_only_names()
@@ -58,7 +67,6 @@ def _file_libs(ctx) -> dict:
             s = libsum.for_module(t, pins)
             if s is not None:
                 got[t] = s
-    ctx.__dict__["_libsum"] = got
     return got
 
 

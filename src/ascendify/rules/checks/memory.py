@@ -7,6 +7,7 @@ import re
 import sys
 from functools import lru_cache
 from importlib import resources
+from dataclasses import dataclass
 from typing import Optional
 
 if sys.version_info >= (3, 11):
@@ -131,11 +132,19 @@ def _device_call_in(fn: ast.AST, ctx) -> Optional[ast.AST]:
     return None
 
 
+@dataclass
+class _DeviceDatasets:
+    """Class name → the accelerator call in its ``__getitem__``."""
+
+    by_class: dict
+
+
 def _device_datasets(ctx) -> dict:
     """Class name → the accelerator call in its ``__getitem__`` (cached per file)."""
-    cached = ctx.__dict__.get("_mem_device_datasets")
-    if cached is not None:
-        return cached
+    return ctx.state(_DeviceDatasets, lambda c: _DeviceDatasets(_find_device_datasets(c))).by_class
+
+
+def _find_device_datasets(ctx) -> dict:
     out = {}
     stack = [s for s in ctx.tree.body if isinstance(s, ast.ClassDef)]  # module-level and nested classes
     while stack:
@@ -146,7 +155,6 @@ def _device_datasets(ctx) -> dict:
                 hit = _device_call_in(item, ctx)
                 if hit is not None:
                     out[n.name] = hit
-    ctx.__dict__["_mem_device_datasets"] = out
     return out
 
 

@@ -12,6 +12,7 @@ import json
 import re
 from functools import lru_cache
 from importlib import resources
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
@@ -73,13 +74,21 @@ def import_check(node, ctx) -> None:
     repl = "; ".join(dict.fromkeys(h[1][1] for h in hits if h[1][1]))
     what = f"`import {name}`" if isinstance(node, ast.Import) else f"`{name}`"
     keys = frozenset(h[1][0] for h in hits)
-    ctx.__dict__.setdefault("_ext_imports", {}).setdefault(code, []).append((node, keys, name, what, repl))
+    ctx.state(_ExtImports).by_code.setdefault(code, []).append((node, keys, name, what, repl))
+
+
+@dataclass
+class _ExtImports:
+    """Rule code -> the imports the walk saw for it: (node, package keys, name, what, replacement)."""
+
+    by_code: dict = field(default_factory=dict)
 
 
 def import_report(ctx) -> None:
     """After the walk, in file order: a plain ``import`` whose package entries an earlier import of
     the file already reported (``import triton`` … ``import triton.language as tl``) is not reported again."""
-    found = ctx.__dict__.get("_ext_imports", {}).get(ctx.current_code)
+    st = ctx.peek_state(_ExtImports)
+    found = st.by_code.get(ctx.current_code) if st is not None else None
     if not found:
         return
     seen: set = set()
