@@ -579,13 +579,23 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
     return False
 
 
+_NPU_WORD = re.compile(r"(?:(?:^|_)(?:npu|NPU|Npu)|(?<=[a-z0-9])(?:Npu|NPU))(?:s|S)?(?=$|_|\d|[A-Z])")
+"""``npu`` as a word of an identifier (``use_npu``, ``npu_ok``, ``isNpu``, ``NPUS``), not inside
+another word: ``input`` and ``inputs`` (i-n-p-u-t) name no NPU."""
+
+
+def npu_word(name: str) -> bool:
+    """``name`` has ``npu`` as one of its words (see :data:`_NPU_WORD`)."""
+    return _NPU_WORD.search(name) is not None
+
+
 def _mentions_npu(test: ast.AST) -> bool:
     for n in ast.walk(test):
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and (n.value == "npu" or n.value.startswith("npu:")):
             return True
-        if isinstance(n, ast.Name) and "npu" in n.id.lower():
+        if isinstance(n, ast.Name) and _NPU_WORD.search(n.id):
             return True
-        if isinstance(n, ast.Attribute) and "npu" in n.attr.lower() and not isinstance(n.value, ast.Name) or isinstance(n, ast.Attribute) and n.attr.lower().startswith(("is_npu", "use_npu", "npu_")):
+        if isinstance(n, ast.Attribute) and _NPU_WORD.search(n.attr) and not isinstance(n.value, ast.Name) or isinstance(n, ast.Attribute) and n.attr.lower().startswith(("is_npu", "use_npu", "npu_")):
             return True
     return False
 

@@ -21,7 +21,7 @@ from ascendify.rules.checks._util import fix, is_cuda_device_string, kwarg, meth
 from ascendify.rules.registry import check
 from ascendify.semantic.bindings import ancestors, parent
 from ascendify.semantic import devices as dv
-from ascendify.semantic.branches import block_of
+from ascendify.semantic.branches import block_of, npu_word
 from ascendify.semantic.policy import TABLE_OPERATION
 from ascendify.semantic.torch_api import int_device_severity
 
@@ -316,9 +316,9 @@ def _names_npu(test: ast.AST) -> bool:
             owners.add(id(n.value))  # torch.npu.synchronize: `npu` there is a module, not a flag
             if n.attr == "is_available" and isinstance(n.value, ast.Attribute) and n.value.attr == "npu":
                 return True  # torch.npu.is_available()
-            if "npu" in n.attr.lower() and id(n) not in owners:
+            if npu_word(n.attr) and id(n) not in owners:
                 return True
-        elif cls is ast.Name and "npu" in n.id.lower() and id(n) not in owners:
+        elif cls is ast.Name and npu_word(n.id) and id(n) not in owners:  # not `input`
             return True
     return False
 
