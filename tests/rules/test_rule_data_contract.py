@@ -1,0 +1,209 @@
+"""What the rule data declares holds: every rule page's example really triggers its rule.
+
+For each rule in ``rules/data/*.toml`` (the page ``ascendify rule CODE`` shows):
+
+* its ``example``, scanned as a project with ``--select CODE``, reports CODE;
+* its ``fixed_example`` (the page's "Fixed (--target npu)" section) does not;
+* ``fixable = "safe"`` / ``"unsafe"`` rules attach a fix of that kind to the example's
+  findings, ``fixable = ""`` rules never attach one (on the example nor on the rule's
+  ``tests/rules/cases`` fixtures);
+* for fixable rules, ``ascendify fix --write`` on the example leaves files that parse and
+  that the rule no longer flags;
+* the message of every finding on every example matches a golden file,
+  ``tests/data/golden/rule_page_messages.txt``.  After a deliberate change of a message,
+  rewrite it with ``ASCENDIFY_UPDATE_GOLDEN=1 pytest tests/rules/test_rule_data_contract.py``
+  and review the diff.
+
+An example is scanned through the CLI (``scan``/``fix`` in-process, ``--no-cache -j 1``),
+so the project pass, the dependency audit and the file-kind rules run as for a user.
+
+Examples are Python code blocks.  One that needs more than one file (a project-level rule,
+a dependency file, a configuration) names each file on a comment line of its own,
+``# utils/dist.py`` or ``# requirements.txt``, and the lines up to the next such line are
+that file; lines of a file that is not Python are shown commented out (``# torch==2.1.0``)
+and the ``# `` is removed here.  A ``# pyproject.toml`` file with a ``[tool.ascendify]``
+table is the scan's configuration (how an example says it needs ``--torch-npu 2.4.0`` or
+``--chip``); without one the scan runs with ``--no-config``.  An example with no file line
+is one file, ``example.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import textwrap
+
+import pytest
+
+from ascendify.rules.registry import load_rules
+
+from ..cli_util import run_cli
+from .helpers import CASES, findings_for
+
+RULES = load_rules()
+
+NOT_A_FILE = {
+    # The rule reports bytes a page cannot show as text: its example describes the file.
+    "SYN002": "a file whose bytes do not decode (e.g. GBK without a coding line); tested in tests/test_bad_input.py",
+    "SYN003": "an unreadable file (binary, over 5 MB, an OS error); tested in tests/test_bad_input.py",
+}
+"""Rules whose page example cannot be a file, and why (keep this short)."""
+
+CODES = [c for c in RULES if c not in NOT_A_FILE]
+GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "golden", "rule_page_messages.txt")
+UPDATE = bool(os.environ.get("ASCENDIFY_UPDATE_GOLDEN"))
+
+_FILE_LINE = re.compile(r"^#\s+((?:[\w.-]+/)*[\w.-]+\.(?:py|ipynb|txt|in|toml|cfg|yml|yaml|cu|cuh))(?:\s.*)?$")
+
+
+def example_files(text: str) -> dict:
+    """``{relative path: content}`` of an example (see the module docstring)."""
+    text = textwrap.dedent(text).strip("\n")
+    files: dict = {}
+    current = None
+    for line in text.splitlines():
+        m = _FILE_LINE.match(line)
+        if m:
+            current = m.group(1)
+            files[current] = []
+            continue
+        if current is None:
+            current = "example.py"
+            files[current] = []
+        files[current].append(line)
+    out = {}
+    for path, lines in files.items():
+        if not path.endswith(".py"):
+            lines = [re.sub(r"^# ?", "", ln) if ln.startswith("#") else ln for ln in lines]
+        out[path] = "\n".join(lines).strip("\n") + "\n"
+    return out
+
+
+def write_files(root, files: dict) -> None:
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content, encoding="utf-8")
+
+
+def _config_args(root) -> list:
+    cfg = root / "pyproject.toml"
+    return ["--config", str(cfg)] if cfg.is_file() else ["--no-config"]
+
+
+def scan(root, code: str) -> list:
+    """The findings (JSON objects) of rule ``code`` on the project in ``root``."""
+    r = run_cli("scan", ".", "--select", code, "--format", "json", "--no-cache", "-j", "1",
+                "--fail-on", "never", *_config_args(root), cwd=str(root))
+    assert r.code == 0, r.err
+    return [f for f in json.loads(r.out)["findings"] if f["code"] == code]
+
+
+def fix_in_place(root, code: str) -> None:
+    unsafe = ["--unsafe-fixes"] if RULES[code].fixable == "unsafe" else []
+    r = run_cli("fix", ".", "--select", code, "--write", *unsafe, "--no-cache", "-j", "1",
+                "--fail-on", "never", *_config_args(root), cwd=str(root))
+    assert r.code == 0, r.err
+
+
+@pytest.fixture(scope="module")
+def example_findings(tmp_path_factory) -> dict:
+    """``{code: findings on the rule's example}``, each example scanned once."""
+    out = {}
+    for code in CODES:
+        root = tmp_path_factory.mktemp(code)
+        write_files(root, example_files(RULES[code].example))
+        out[code] = scan(root, code)
+    return out
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_example_fires_its_rule(code, example_findings):
+    assert example_findings[code], f"{code}'s page example does not report {code}:\n{RULES[code].example}"
+
+
+LEFT = "# left for a person"
+"""A line of a fixed example that the rule still reports (what it reports without a fix) says so."""
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if RULES[c].fixed_example.strip()])
+def test_fixed_example_does_not_fire(code, tmp_path):
+    files = example_files(RULES[code].fixed_example)
+    write_files(tmp_path, files)
+    got = [(f["path"], f["line"], f["message"]) for f in scan(tmp_path, code)
+           if LEFT not in files[f["path"]].splitlines()[f["line"] - 1]]
+    assert got == [], f"{code}'s fixed example still reports {code} (on a line not marked {LEFT!r})"
+
+
+def _fix_kinds_agree(code: str, fixes: list) -> str:
+    """'' when the fixes' safety agrees with the rule's ``fixable``, else what is wrong.
+
+    ``fixable = ""``: no fix.  ``"safe"``: some fix, and unsafe ones only where the page's Fix
+    section names ``--unsafe-fixes``.  ``"unsafe"``: some unsafe fix, and safe ones only where
+    the Fix section says which are safe."""
+    r = RULES[code]
+    safe = [s for s in fixes if s]
+    unsafe = [s for s in fixes if not s]
+    if not r.fixable:
+        return f"fixable = \"\" but {len(fixes)} fix(es)" if fixes else ""
+    if not fixes:
+        return f"fixable = {r.fixable!r} but no fix"
+    if r.fixable == "safe" and unsafe and "--unsafe-fixes" not in r.fix:
+        return "fixable = 'safe' but unsafe fixes, and the Fix section does not say when"
+    if r.fixable == "unsafe" and not unsafe:
+        return "fixable = 'unsafe' but every fix is safe"
+    if r.fixable == "unsafe" and safe and not re.search(r"\bsafe\b", r.fix):
+        return "fixable = 'unsafe' but safe fixes, and the Fix section does not say when"
+    return ""
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_fixable_matches_the_fixes_on_the_example(code, example_findings):
+    fixes = [f["fix"]["safe"] for f in example_findings[code] if f["fix"]]
+    assert _fix_kinds_agree(code, fixes) == "", f"{code}'s example: {_fix_kinds_agree(code, fixes)}"
+
+
+CASE_CODES = [c for c in RULES if os.path.exists(os.path.join(CASES, f"{c}.py"))]
+
+
+@pytest.mark.parametrize("code", CASE_CODES)
+def test_fixable_matches_the_fixes_on_the_cases(code):
+    """The same agreement on the rule's positive fixture, ``tests/rules/cases/CODE.py``."""
+    fixes = [f.fix.safe for f in findings_for(os.path.join(CASES, f"{code}.py"), code, unsafe_fixes=True) if f.fix]
+    assert _fix_kinds_agree(code, fixes) == "", f"{code}.py: {_fix_kinds_agree(code, fixes)}"
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if RULES[c].fixable])
+def test_fixing_the_example_removes_the_finding(code, tmp_path, example_findings):
+    files = example_files(RULES[code].example)
+    write_files(tmp_path, files)
+    fix_in_place(tmp_path, code)
+    for rel in files:
+        if rel.endswith(".py"):
+            ast.parse((tmp_path / rel).read_text(encoding="utf-8"), filename=rel)
+    unfixed = {f["message"] for f in example_findings[code] if not f["fix"]}
+    left = [(f["path"], f["line"], f["message"]) for f in scan(tmp_path, code) if f["fix"] or f["message"] not in unfixed]
+    assert left == [], f"{code} still reports, after fixing its example, more than what it reported without a fix"
+
+
+def _golden_text(example_findings: dict) -> str:
+    lines = []
+    for code in CODES:
+        lines.append(f"[{code}]")
+        for f in example_findings[code]:
+            lines.append(f"{f['path']}:{f['line']}:{f['col']}: {f['message']}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def test_messages_match_golden(example_findings):
+    text = _golden_text(example_findings)
+    if UPDATE:
+        os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+        with open(GOLDEN, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    with open(GOLDEN, encoding="utf-8") as fh:
+        want = fh.read()
+    assert text == want, "rule messages changed: rerun with ASCENDIFY_UPDATE_GOLDEN=1 and review the diff"
