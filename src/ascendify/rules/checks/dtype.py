@@ -115,7 +115,46 @@ def fp64_factory(node: ast.Call, ctx) -> None:
         return
     if isinstance(node.func, ast.Attribute) and _receiver_on_cpu(node.func):
         return
+    if kwarg(node, "device") is None and _host_factory(node, ctx):
+        from ascendify.rules.checks._hostflow import stays_on_host
+
+        if stays_on_host(node, ctx):
+            return  # made on the CPU and cast before it moves (a float32 buffer): no fp64 reaches the NPU
     ctx.report(d, dtype=ctx.segment(d))
+
+
+_HOST_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace",
+                             "torch.logspace", "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.eye",
+                             "torch.tensor"})
+
+
+@dataclass
+class _DefaultDevice:
+    """Does the file change the default device (``torch.set_default_device``, ``with torch.device(...)``)?"""
+
+    set: bool = False
+
+
+def _sets_default_device(ctx) -> bool:
+    def make(c) -> _DefaultDevice:
+        for n in ast.walk(c.tree):
+            if isinstance(n, ast.Call) and c.call_name(n) in ("torch.set_default_device", "torch.device"):
+                if c.call_name(n) == "torch.set_default_device" or isinstance(parent(n), ast.withitem):
+                    return _DefaultDevice(True)
+        return _DefaultDevice(False)
+
+    return ctx.state(_DefaultDevice, make).set
+
+
+def _host_factory(node: ast.Call, ctx) -> bool:
+    """A torch factory without ``device=`` makes a CPU tensor (unless the file moves the default device);
+    ``torch.tensor`` only of literal data (a tensor argument keeps its own device)."""
+    name = ctx.call_name(node)
+    if name not in _HOST_FACTORIES:
+        return False
+    if name == "torch.tensor" and not (node.args and isinstance(node.args[0], (ast.Constant, ast.List, ast.Tuple))):
+        return False
+    return not _sets_default_device(ctx)
 
 
 # ---------------------------------------------------------------- DTY003
