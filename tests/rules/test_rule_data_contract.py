@@ -188,6 +188,22 @@ def test_fixing_the_example_removes_the_finding(code, tmp_path, example_findings
     assert left == [], f"{code} still reports, after fixing its example, more than what it reported without a fix"
 
 
+def _code_only(text: str) -> list:
+    """The lines of ``text`` without trailing ``  # comments`` (a page may annotate its fixed example)."""
+    return [re.sub(r"\s+#\s.*$", "", ln).rstrip() for ln in text.splitlines()]
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if RULES[c].fixable and RULES[c].fixed_example.strip()])
+def test_fixed_example_is_what_fix_writes(code, tmp_path):
+    """The page's "Fixed (--target npu)" section is what ``ascendify fix`` (``--unsafe-fixes`` for an
+    unsafe rule) writes for its example with the default settings, comments aside."""
+    files = example_files(RULES[code].example)
+    write_files(tmp_path, files)
+    fix_in_place(tmp_path, code)
+    for rel, want in example_files(RULES[code].fixed_example).items():
+        assert _code_only((tmp_path / rel).read_text(encoding="utf-8")) == _code_only(want), f"{code}: {rel}"
+
+
 def _golden_text(example_findings: dict) -> str:
     lines = []
     for code in CODES:
