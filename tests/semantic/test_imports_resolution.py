@@ -155,3 +155,12 @@ def test_windows_separators_and_non_python_files():
     tree = Tree(["a\\b.py", "a\\README.md"])
     assert tree.files == frozenset({"a/b.py"})
     assert find(tree, "b", [("a", "x")]).rel == "a/b.py"
+
+
+def test_absolute_paths_as_given_on_the_command_line():
+    """``ascendify scan /abs/examples`` gives absolute paths: the same rules, no endless walk up."""
+    files = ["/x/examples/" + f for f in MONOREPO]
+    tree = Tree(files)
+    assert _rel(tree, "/x/examples/imagenet/main.py", "utils") == "/x/examples/imagenet/utils.py"
+    assert _rel(tree, "/x/examples/mnist/main.py", "utils") == "/x/examples/utils.py"
+    assert path_entry(_call("sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))"), "/x/examples/mnist/main.py") == ("front", "/x/examples")

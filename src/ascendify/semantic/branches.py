@@ -38,6 +38,7 @@ else:  # pragma: no cover
 
 from ascendify.semantic.bindings import Bindings, Guard, statement_of
 from ascendify.semantic.devices import CUDA, NPU, OTHER_ACCELERATORS, DeviceValues
+from ascendify.semantic.extensions import library_of_name
 
 _CUDA_TESTS = frozenset({"torch.cuda.is_available", "torch.cuda.is_initialized", "torch.backends.cudnn.is_available",
                          "torch.cuda.device_count", "torch.cuda.is_bf16_supported", "torch.backends.cuda.is_built",
@@ -487,6 +488,10 @@ class Branches:
                 if not lib and bnd.module and not bnd.level:  # amp_C.multi_tensor_..., cupy.RawKernel, trt.Builder
                     m = bnd.module
                     lib = next((name for root, name in _intent_index()[1].items() if m == root or m.startswith(root + ".")), "")
+                if lib:
+                    return lib
+            elif bnd.kind == "assign":  # fused = load("fused", sources=[... .cu]); k = cp.RawKernel(...)
+                lib = library_of_name(f, self.b)
                 if lib:
                     return lib
             elif bnd.kind == "def":

@@ -128,7 +128,7 @@ def search_path(tree: Tree, importer: str, entries: Iterable = ()) -> list:
     while True:
         add(up, "a folder above the script (the project root when it runs from there or is installed)")
         add(_join(up, "src"), "a src/ layout")
-        if not up:
+        if not up or _dir(up) == up:
             break
         up = _dir(up)
     return out
@@ -256,8 +256,8 @@ def path_entry(node: ast.Call, importer: str) -> Optional[tuple]:
     if got is None:
         return None
     p = norm(got)
-    if p.startswith("..") or p.startswith("/"):
-        return None  # outside the scanned tree
+    if p == ".." or p.startswith("../"):
+        return None  # above the scanned tree
     return where, p
 
 
