@@ -80,3 +80,178 @@ def test_flag_named_for_the_npu_still_excuses():
         return x
     """
     assert codes(scan(text, ["DEV015"])) == []
+
+
+# ---------------------------------------------------------------- DST012 device mesh
+MESH = """
+import torch
+from torch.distributed.device_mesh import init_device_mesh
+
+mesh = init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp"))
+"""
+
+
+def test_device_mesh_fix_npu_and_agnostic():
+    assert codes(scan(MESH, ["DST012"])) == [("DST012", 4)]
+    assert 'init_device_mesh("npu", (2, 4), mesh_dim_names=("dp", "tp"))' in fixed(MESH, ["DST012"])
+    agn = fixed(MESH, ["DST012"], target="agnostic")
+    assert 'mesh = init_device_mesh(DEVICE_TYPE, (2, 4), mesh_dim_names=("dp", "tp"))' in agn
+    assert "DEVICE_TYPE = torch.accelerator.current_accelerator().type" in agn
+
+
+def test_device_mesh_cuda_literal_not_reported_twice():
+    """The literal is DST012's alone: DEV024/DEV004 leave calls of the distributed domain to it."""
+    got = scan(MESH + 'm = torch.distributed.device_mesh.DeviceMesh(device_type="cuda", mesh=[0, 1])\n')
+    assert [(c, ln) for c, ln in codes(got) if ln in (4, 5)] == [("DST012", 4), ("DST012", 5)]
+
+
+def test_device_mesh_local_function_is_not_torch():
+    text = """
+    def init_device_mesh(kind, shape):
+        return (kind, shape)
+
+    mesh = init_device_mesh("cuda", (8,))
+    """
+    assert codes(scan(text, ["DST012"])) == []
+
+
+# ---------------------------------------------------------------- DEV010 memory history
+HISTORY = """
+import torch
+
+torch.cuda.memory._record_memory_history(max_entries=100000)
+snap = torch.cuda.memory._snapshot()
+torch.cuda.memory._dump_snapshot("mem.pickle")
+torch.cuda.memory._record_memory_history(enabled=None)
+"""
+
+
+def test_memory_history_reported_and_fixed_for_npu():
+    got = scan(HISTORY, ["DEV010"])
+    assert codes(got) == [("DEV010", 3), ("DEV010", 4), ("DEV010", 5), ("DEV010", 6)]
+    assert all(f.severity == "error" and f.fix is not None and f.fix.safe for f in got)
+    assert "`torch.npu.memory._snapshot`" in got[1].message
+    out = fixed(HISTORY, ["DEV010"], torch_npu="2.7.1")
+    assert out == textwrap.dedent(HISTORY).lstrip("\n").replace("torch.cuda.memory.", "torch.npu.memory.")
+
+
+def test_memory_history_agnostic_has_no_fix():
+    got = scan(HISTORY, ["DEV010"], target="agnostic")
+    assert len(got) == 4 and all(f.fix is None for f in got)
+    assert "torch.get_device_module(DEVICE_TYPE).memory._record_memory_history" in got[0].message
+
+
+def test_memory_history_arguments_torch_npu_does_not_take_get_no_fix():
+    text = """
+    import torch
+
+    torch.cuda.memory._record_memory_history(True, trace_alloc_max_entries=10)
+    torch.cuda.memory._record_memory_history(max_entries=10, clear_history=True)
+    torch.cuda.memory._snapshot(augment_with_fx_traces=True)
+    torch.cuda.memory._record_memory_history(enabled="all", stacks="python")
+    """
+    got = scan(text, ["DEV010"])
+    assert [(f.line, f.fix is not None) for f in got] == [(3, False), (4, False), (5, False), (6, True)]
+
+
+def test_memory_history_by_release():
+    """torch_npu has them from 2.1.0.post4 (6.0.rc1), 2.2.0.post2 and 2.3.1 (6.0.rc2) on."""
+    from ascendify.rules.checks.newer_apis import memory_history_on_npu
+
+    assert [memory_history_on_npu(v) for v in ("2.1.0", "2.1.0.post3", "2.1.0.post4", "2.2.0", "2.2.0.post2", "2.3.1",
+                                                "2.5.1", "2.12.0", "2.0.1")] == [False, False, True, False, True, True, True, True, False]
+    got = scan(HISTORY, ["DEV010"], torch_npu="2.1.0")
+    assert len(got) == 4 and all(f.fix is None for f in got)
+    assert "torch_npu 2.1.0 has no NPU version" in got[0].message
+
+
+def test_memory_history_scope_and_imports():
+    text = """
+    import torch
+    from torch.cuda.memory import _record_memory_history as rec
+
+    rec(max_entries=10)
+
+    def f(rec):
+        rec()  # a parameter: not the import
+
+    class Mem:
+        def _snapshot(self):
+            return {}
+
+    Mem()._snapshot()
+    torch.npu.memory._snapshot()
+    """
+    got = scan(text, ["DEV010"])
+    assert [(f.line, f.fix is None) for f in got] == [(4, True)]  # the imported name: reported, no rename of it alone
+
+
+# ---------------------------------------------------------------- DEV007 is_built
+def test_is_built_reported_with_unsafe_fix():
+    text = """
+    import torch
+
+    if torch.backends.cuda.is_built():
+        print("CUDA build")
+    """
+    got = scan(text, ["DEV007"])
+    assert codes(got) == [("DEV007", 3)]
+    assert got[0].severity == "silent" and got[0].fix is not None and not got[0].fix.safe
+    assert fixed(text, ["DEV007"]) == fixed(text, ["DEV007"], unsafe=False)  # not applied without --unsafe-fixes
+    assert "if torch.npu.is_available():" in fixed(text, ["DEV007"], unsafe=True)
+    agn = scan(text, ["DEV007"], target="agnostic")
+    assert agn[0].fix is None and "torch.accelerator.is_available()" in agn[0].message
+
+
+def test_is_built_other_backends_and_shadowing_not_reported():
+    text = """
+    import torch
+
+    torch.backends.mps.is_built()
+    torch.backends.cudnn.is_available()
+
+    def f(torch):
+        return torch.backends.cuda.is_built()  # a parameter named torch
+    """
+    assert codes(scan(text, ["DEV007"])) == []
+
+
+# ---------------------------------------------------------------- DEV027 "not the CPU" flags
+FLAG = """
+import torch
+
+def step(device):
+    cuda = device.type != "cpu"
+    if cuda:
+        torch.cuda.synchronize()
+"""
+
+
+def test_not_cpu_flag_related_location_is_the_definition():
+    got = scan(FLAG, ["DEV027"])
+    assert codes(got) == [("DEV027", 5)]
+    f = got[0]
+    assert f.fix is None and f.severity == "warning"
+    assert f.related == [{"path": "t.py", "line": 4, "col": 11,
+                          "message": '`cuda` is defined here as `device.type != "cpu"`: true for any device that is not the CPU'}]
+
+
+def test_not_cpu_flag_with_the_cuda_work_fixed_is_quiet():
+    assert codes(scan(fixed(FLAG, ["DEV008"]), ["DEV027"])) == []
+
+
+def test_not_cpu_flag_redefined_in_another_scope():
+    """Another function's ``cuda`` is its own: only the one bound to the "not CPU" test counts."""
+    text = """
+    import torch
+
+    def a(device):
+        cuda = device.type != "cpu"
+        return cuda
+
+    def b(args):
+        cuda = args.cuda
+        if cuda:
+            torch.cuda.synchronize()
+    """
+    assert codes(scan(text, ["DEV027"])) == []

@@ -87,16 +87,11 @@ def memory_history_on_npu(torch_npu: Optional[str]) -> bool:
 
 def _memory_api(node, ctx) -> Optional[str]:
     """``_record_memory_history`` etc. when ``node`` names ``torch.cuda.memory.<it>``."""
-    table = _data()["memory_history"]["api"]
-    name = node.attr if node.__class__ is ast.Attribute else node.id
-    if name not in table:
+    q = ctx.qualname(node)  # also an alias: `from torch.cuda.memory import _record_memory_history as rec`
+    if q is None or not q.startswith("torch.cuda.memory."):
         return None
-    if ctx.qualname(node) != "torch.cuda.memory." + name:
-        return None
-    p = parent(node)
-    if node.__class__ is ast.Name and isinstance(p, ast.Attribute):
-        return None
-    return name
+    name = q[len("torch.cuda.memory."):]
+    return name if name in _data()["memory_history"]["api"] else None
 
 
 def _cuda_attr(node: ast.AST, ctx) -> Optional[ast.Attribute]:
