@@ -98,17 +98,18 @@ def _config_args(root) -> list:
     return ["--config", str(cfg)] if cfg.is_file() else ["--no-config"]
 
 
-def scan(root, code: str) -> list:
+def scan(root, code: str, target: str = "npu") -> list:
     """The findings (JSON objects) of rule ``code`` on the project in ``root``."""
-    r = run_cli("scan", ".", "--select", code, "--format", "json", "--no-cache", "-j", "1",
+    r = run_cli("scan", ".", "--select", code, "--target", target, "--format", "json", "--no-cache", "-j", "1",
                 "--fail-on", "never", *_config_args(root), cwd=str(root))
     assert r.code == 0, r.err
     return [f for f in json.loads(r.out)["findings"] if f["code"] == code]
 
 
-def fix_in_place(root, code: str) -> None:
-    unsafe = ["--unsafe-fixes"] if RULES[code].fixable == "unsafe" else []
-    r = run_cli("fix", ".", "--select", code, "--write", *unsafe, "--no-cache", "-j", "1",
+def fix_in_place(root, code: str, target: str = "npu", unsafe: bool = False) -> None:
+    """``ascendify fix --write`` for rule ``code`` (``--unsafe-fixes`` with ``unsafe`` or for an unsafe rule)."""
+    flag = ["--unsafe-fixes"] if unsafe or RULES[code].fixable == "unsafe" else []
+    r = run_cli("fix", ".", "--select", code, "--target", target, "--write", *flag, "--no-cache", "-j", "1",
                 "--fail-on", "never", *_config_args(root), cwd=str(root))
     assert r.code == 0, r.err
 
@@ -192,17 +193,21 @@ def test_fixable_matches_the_fixes_on_the_fixtures():
     assert {c: w for c, w in wrong.items() if w} == {}
 
 
+@pytest.mark.parametrize("target,unsafe", [("npu", False), ("agnostic", True)])
 @pytest.mark.parametrize("code", [c for c in CODES if RULES[c].fixable])
-def test_fixing_the_example_removes_the_finding(code, tmp_path, example_findings):
+def test_fixing_the_example_removes_the_finding(code, target, unsafe, tmp_path):
+    """``--target npu`` with the flag the page names; ``--target agnostic`` with every fix."""
     files = example_files(RULES[code].example)
     write_files(tmp_path, files)
-    fix_in_place(tmp_path, code)
+    before = scan(tmp_path, code, target)
+    assert before, f"{code}'s example reports nothing for --target {target}"
+    fix_in_place(tmp_path, code, target, unsafe)
     for rel in files:
         if rel.endswith(".py"):
             ast.parse((tmp_path / rel).read_text(encoding="utf-8"), filename=rel)
-    unfixed = {f["message"] for f in example_findings[code] if not f["fix"]}
-    left = [(f["path"], f["line"], f["message"]) for f in scan(tmp_path, code) if f["fix"] or f["message"] not in unfixed]
-    assert left == [], f"{code} still reports, after fixing its example, more than what it reported without a fix"
+    unfixed = {f["message"] for f in before if not f["fix"] or (not f["fix"]["safe"] and not unsafe and RULES[code].fixable == "safe")}
+    left = [(f["path"], f["line"], f["message"]) for f in scan(tmp_path, code, target) if f["message"] not in unfixed]
+    assert left == [], f"{code} still reports, after fixing its example, more than what it reported without a fix it applied"
 
 
 def _code_only(text: str) -> list:
