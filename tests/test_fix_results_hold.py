@@ -222,14 +222,18 @@ def test_notebook_findings_use_cell_and_line_everywhere(tmp_path):
     found = json.loads(run_cli("scan", ".", "--no-cache", "--format", "json", "--fail-on", "never", cwd=str(tmp_path)).out)["findings"]
     sync = next(f for f in found if f["code"] == "DEV008")
     assert (sync["cell"], sync["cell_line"]) == (2, 3)
-    assert "under the CUDA-only test at cell 2, line 2" in sync["message"]
+    assert [(n["kind"], n["cell"], n["line"]) for n in sync["notes"]] == [("dead", 2, 2)]
+    assert "under the CUDA-only test at cell 2, line 2" in sync["notes"][0]["text"]
     guard = next(f for f in found if f["code"] == "DEV007")
-    assert "(DST005 at cell 2, line 4)" in guard["message"]
+    assert [(n["kind"], n["cell"], n["line"]) for n in guard["notes"]] == [("held", 2, 4)]
+    assert "(DST005 at cell 2, line 4)" in guard["notes"][0]["text"]
     rows = list(csv.DictReader(io.StringIO(run_cli("scan", ".", "--no-cache", "--format", "csv", "--fail-on", "never", cwd=str(tmp_path)).out)))
     row = next(r for r in rows if r["code"] == "DEV008")
     assert (row["cell"], row["start_line"], row["severity"]) == ("2", "3", "info")
+    assert "under the CUDA-only test at cell 2, line 2" in row["message"]  # the message and its notes, one line
     sarif = json.loads(run_cli("scan", ".", "--no-cache", "--format", "sarif", "--fail-on", "never", cwd=str(tmp_path)).out)
     res = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "DEV008")
     at = res["locations"][0]["physicalLocation"]["region"]["startLine"]
     assert "torch.cuda.synchronize()" in raw_lines[at - 1]  # the annotation lands on that code in the .ipynb
     assert (res["properties"]["cell"], res["properties"]["cellLine"]) == (2, 3)
+    assert "under the CUDA-only test at cell 2, line 2" in res["message"]["text"]

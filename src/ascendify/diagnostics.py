@@ -8,7 +8,7 @@ converts them).  Output formats add 1 to the column, as ruff and flake8 do.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 SEVERITIES = ("info", "warning", "silent", "error")
@@ -56,6 +56,36 @@ class Fix:
     operation: str = ""
 
 
+NOTE_SEPARATOR = " — "
+"""How a note follows the message (and the note before it) where a finding is rendered as one line of text."""
+
+
+@dataclass(frozen=True)
+class Note:
+    """What the fix policy (or the project pass) says about a finding, beside its message:
+    ``kind`` names the situation (``table``, ``decorator``, ``intent``, ``compat``, ``dead``, ``held``),
+    ``line`` the line of this file it points at (the guard a body sits under), when it points at one;
+    in a notebook ``cell`` is the code cell and ``line`` the line within it (as the finding's
+    ``cell``/``cell_line``)."""
+
+    text: str
+    kind: str = ""
+    line: Optional[int] = None
+    cell: Optional[int] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"text": self.text, "kind": self.kind, "line": self.line}
+        if self.cell is not None:
+            d["cell"] = self.cell
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Note":
+        if isinstance(d, str):
+            return cls(d)
+        return cls(str(d.get("text", "")), str(d.get("kind") or ""), d.get("line"), d.get("cell"))
+
+
 @dataclass
 class Finding:
     """One rule violation at one place in one file."""
@@ -74,16 +104,40 @@ class Finding:
     cell_line: Optional[int] = None  # notebooks: line inside that cell
     related: Optional[list] = None  # other places that explain it: [{"path", "line", "col", "message"}] (cross-file findings)
     json_line: Optional[int] = None  # notebooks: the line of that source line inside the .ipynb JSON (SARIF regions)
+    notes: list = field(default_factory=list)  # Note: what the fix policy did and why (never spliced into message)
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+    def note(self, text: str, kind: str = "", line: Optional[int] = None) -> None:
+        """Add a note (the message itself is never edited)."""
+        self.notes.append(Note(text, kind, line))
+
+    def notes_in_cells(self, cell_of) -> None:
+        """A notebook's notes in cell coordinates: ``cell_of(line)`` gives (cell, line in the cell)."""
+        out = []
+        for n in self.notes:
+            if n.line is not None and n.cell is None:
+                cell, line = cell_of(n.line)
+                if cell is not None:
+                    n = Note(n.text, n.kind, line, cell)
+            out.append(n)
+        self.notes = out
+
+    @property
+    def full_message(self) -> str:
+        """The message and its notes as one line of text: what text, CSV, SARIF and HTML show."""
+        if not self.notes:
+            return self.message
+        return self.message + "".join(NOTE_SEPARATOR + n.text for n in self.notes)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.code)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["notes"] = [n.to_dict() for n in self.notes]
         if d.get("json_line") is None:
             d.pop("json_line", None)
         d["fixable"] = self.fixable
@@ -100,6 +154,7 @@ class Finding:
         d = dict(d)
         d.pop("fixable", None)
         fx = d.pop("fix", None)
+        d["notes"] = [Note.from_dict(n) for n in d.get("notes") or ()]
         fix = None
         if fx is not None:
             fix = Fix(

@@ -111,9 +111,10 @@ def test_same_test_text_in_sibling_branches_are_two_guards(tmp_path):
     by_line = {f.line: f for f in _file_findings(tmp_path / "main.py")}
     inner = by_line[8]
     assert inner.code == "DEV023" and inner.fix is not None  # not held back by the sibling's DataParallel
-    assert "line 8" in by_line[9].message and "line 11" not in by_line[9].message
+    assert [(n.kind, n.line) for n in by_line[9].notes] == [("dead", 8)]  # under its own test, not the sibling's
+    assert "line 8" in by_line[9].full_message and "line 11" not in by_line[9].full_message
     assert by_line[9].fix is not None and by_line[10].fix is not None
-    assert by_line[11].fix is None and "DST005 at line 12" in by_line[11].message
+    assert by_line[11].fix is None and "DST005 at line 12" in by_line[11].full_message
 
 
 def test_fix_counts_come_from_the_migrated_copy(tmp_path):

@@ -66,7 +66,8 @@ def test_guard_of_cuda_only_code_is_intent_and_stays(tmp_path, name):
     found = analyze_source(src, "m.py", s)
     guard = [f for f in found if f.code == "DEV015"]
     assert len(guard) == 1 and guard[0].fix is None and guard[0].severity == "warning"
-    assert f"CUDA-only by intent ({lib})" in guard[0].message
+    assert [n.kind for n in guard[0].notes] == ["intent"] and f"CUDA-only by intent ({lib})" in guard[0].notes[0].text
+    assert f"CUDA-only by intent ({lib})" not in guard[0].message  # a note beside the message, not spliced into it
     text = fix_source(src, found, s, "m.py")[0]
     assert "is_npu" not in text and text.count("x.is_cuda") == 1
 

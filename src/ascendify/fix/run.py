@@ -239,7 +239,7 @@ def _change_row(f: Finding, lines: Optional[tuple] = None) -> dict:
     source_line, migrated_line = lines or (here, here)
     start = source_line if source_line is not None else here
     return {"file": f.path, "cell": f.cell if f.cell is not None else "", "start_line": start, "end_line": start + f.end_line - f.line,
-            "code": f.code, "operation": f.fix.operation if f.fix else "", "message": f.message,
+            "code": f.code, "operation": f.fix.operation if f.fix else "", "message": f.full_message,
             "safe": bool(f.fix and f.fix.safe), "source_line": source_line, "migrated_line": migrated_line}
 
 

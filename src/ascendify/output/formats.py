@@ -32,10 +32,10 @@ def text_line(f: Finding, colour: bool = False) -> str:
     """One finding as ``path:line:col: CODE [*] message`` (``[*]`` = auto-fixable)."""
     mark = " [*]" if f.fix is not None and f.fix.safe else (" [-]" if f.fix is not None else "")
     if not colour:
-        return f"{location(f)}: {f.code}{mark} {f.message}"
+        return f"{location(f)}: {f.code}{mark} {f.full_message}"
     return (
         f"{click.style(location(f), bold=True)}: "
-        f"{click.style(f.code, fg=_COLOURS.get(f.severity, 'white'), bold=True)}{mark} {f.message}"
+        f"{click.style(f.code, fg=_COLOURS.get(f.severity, 'white'), bold=True)}{mark} {f.full_message}"
     )
 
 
@@ -116,10 +116,12 @@ def render_sarif(findings: list[Finding], properties: Optional[dict] = None) -> 
             "ruleId": f.code,
             "ruleIndex": index[f.code],
             "level": _SARIF_LEVEL[f.severity],
-            "message": {"text": f.message},
+            "message": {"text": f.full_message},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri_path(f.path), "uriBaseId": "%SRCROOT%"}, "region": region}}],
             "properties": {"severity": f.severity, "category": f.category, "fixable": f.fix is not None},
         }
+        if f.notes:  # the policy's notes, also in the message text
+            res["properties"]["notes"] = [{"text": n.text, "kind": n.kind} for n in f.notes]
         if f.cell is not None:
             res["properties"]["cell"] = f.cell
             res["properties"]["cellLine"] = f.cell_line
@@ -164,7 +166,7 @@ def render_csv(findings: list[Finding]) -> str:
         op = f.fix.operation if f.fix is not None else "manual"
         start = f.cell_line if f.cell is not None and f.cell_line is not None else f.line
         w.writerow((text_safe(f.path), f.cell if f.cell is not None else "", start, start + f.end_line - f.line, f.code,
-                    f.severity, op, text_safe(f.message)))
+                    f.severity, op, text_safe(f.full_message)))
     return buf.getvalue()
 
 

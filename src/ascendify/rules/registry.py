@@ -129,7 +129,7 @@ def ruleset_version() -> str:
             if entry.name.endswith((".toml", ".py", ".json")):
                 h.update(entry.name.encode())
                 h.update(entry.read_bytes())
-    for mod in ("scan/context.py", "scan/engine.py", "scan/source.py", "libsum/__init__.py", "libsum/data/index.json", "libsum/data/sources.toml"):
+    for mod in ("diagnostics.py", "scan/context.py", "scan/engine.py", "scan/source.py", "libsum/__init__.py", "libsum/data/index.json", "libsum/data/sources.toml"):
         h.update(resources.files("ascendify").joinpath(mod).read_bytes())
     sem = resources.files("ascendify").joinpath("semantic")
     for entry in sorted(sem.iterdir(), key=lambda e: e.name):

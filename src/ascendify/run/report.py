@@ -363,7 +363,7 @@ def explain(first: dict, project_root: str, torch_npu: Optional[str], chip: Opti
                                "the value that fails may come from there")
         out["project_count"] = sum(1 for f in findings if fits(f))
     out["on_failing_line"] = out["relation"] == "on the failing line"
-    out["findings"] = [{"code": f.code, "severity": f.severity, "where": f"{f.path}:{f.line}", "message": f.message,
+    out["findings"] = [{"code": f.code, "severity": f.severity, "where": f"{f.path}:{f.line}", "message": f.full_message,
                         "fixable": bool(f.fix), "safe": bool(f.fix and f.fix.safe)} for f in picked]
     sel = sorted({f.code for f in picked}) or prefixes
     if sel:

@@ -528,6 +528,8 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
         if src.is_notebook:
             f.cell, f.cell_line = src.cell_of(f.line)
             f.json_line = src.json_line(f.line)
+            if f.notes:
+                f.notes_in_cells(src.cell_of)
         out.append(f)
     out.sort(key=Finding.sort_key)
     return out

@@ -119,14 +119,14 @@ def apply_policy(findings: list, ctx) -> list:
             # agnostic: no entry — `torch.npu` is evaluated when the dict is built, and it exists only with
             # torch_npu loaded (an import on a CUDA or CPU machine would fail)
             f.fix = _npu_entry_fix(ctx, table) if f.fix is not None and ctx.settings.target == "npu" else None
-            f.message += ' — a device-keyed table: add an "npu" entry (the "cuda" one stays)'
+            f.note('a device-keyed table: add an "npu" entry (the "cuda" one stays)', "table")
             out.append(f)
             continue
         if _in_decorator(node):  # a test's skip condition or parameters: about the test machine, left as written
             f.fix = None
             if f.severity in ("error", "silent"):
                 f.severity = "info"
-            f.message += " — in a decorator (a test's skip condition or parameters): left as written"
+            f.note("in a decorator (a test's skip condition or parameters): left as written", "decorator")
             out.append(f)
             continue
         c = model.context(node)
@@ -146,13 +146,13 @@ def apply_policy(findings: list, ctx) -> list:
             if f.severity in ("error", "silent"):
                 f.severity = "warning"
             if not f.code.startswith("EXT"):  # EXT findings name the library and its alternative themselves
-                f.message += f" — CUDA-only by intent ({c.intent_lib}): left as written" + (f"; {alt}" if alt else "")
+                f.note(f"CUDA-only by intent ({c.intent_lib}): left as written" + (f"; {alt}" if alt else ""), "intent")
             out.append(f)
             continue
         if c.compat:
             f.fix = None
             f.severity = "info"
-            f.message += " — a fallback for older versions (an `except` handler, or the other side of `hasattr(torch, ...)`): left as written"
+            f.note("a fallback for older versions (an `except` handler, or the other side of `hasattr(torch, ...)`): left as written", "compat")
             out.append(f)
             continue
         if c.dead and c.dead_origin is not None:
@@ -193,15 +193,16 @@ def apply_policy(findings: list, ctx) -> list:
             for f in members:
                 f.fix = Fix(tuple(edits), safe, f.fix.operation)
             for f in body:
-                _dead(f, ctx.line_ref(line), " (fixed together with that test)" if f.fix is not None else "")
+                _dead(f, ctx.line_ref(line), line, " (fixed together with that test)" if f.fix is not None else "")
         else:
             for f in body:
                 f.fix = None
-                _dead(f, ctx.line_ref(line), " — fix that test, or add an NPU branch" if guard else "")
+                _dead(f, ctx.line_ref(line), line, " — fix that test, or add an NPU branch" if guard else "")
             if bad is not None:
                 for g in fixable_guard:
                     g.fix = None
-                    g.message += f" — left as written: its branch still has CUDA code with no automatic fix ({bad.code} at {ctx.line_ref(bad.line)})"
+                    g.note(f"left as written: its branch still has CUDA code with no automatic fix ({bad.code} at {ctx.line_ref(bad.line)})",
+                           "held", bad.line)
     return out
 
 
@@ -293,12 +294,12 @@ def _guarded_intent(node: ast.AST, model) -> str:
     return ""
 
 
-def _dead(f: Finding, line: str, tail: str) -> None:
+def _dead(f: Finding, line: str, lineno: int, tail: str) -> None:
     if f.code.startswith("EXT"):
         return  # EXT findings say themselves what a guard around them means
     if f.severity != "info":
         f.severity = "info"
-    f.message += f" — dead code on an Ascend host: under the CUDA-only test at {line}{tail}"
+    f.note(f"dead code on an Ascend host: under the CUDA-only test at {line}{tail}", "dead", lineno or None)
 
 
 _NPU_DETECTORS = ("is_torch_npu_available", "is_npu_available", "npu_is_available")

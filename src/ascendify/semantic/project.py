@@ -409,7 +409,7 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
     summaries = {k: v for k, v in summaries.items() if v}
     if len(summaries) < 2:
         return []
-    messages = {(f.path, f.line, f.col, f.code): f.message.split(" — ")[0][:160] for f in findings or ()}
+    messages = {(f.path, f.line, f.col, f.code): f.message[:160] for f in findings or ()}
 
     def text_of(r: str, w: list) -> str:
         return messages.get((r, w[1], w[2], w[0]), w[0])
