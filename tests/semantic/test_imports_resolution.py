@@ -164,3 +164,20 @@ def test_absolute_paths_as_given_on_the_command_line():
     assert _rel(tree, "/x/examples/imagenet/main.py", "utils") == "/x/examples/imagenet/utils.py"
     assert _rel(tree, "/x/examples/mnist/main.py", "utils") == "/x/examples/utils.py"
     assert path_entry(_call("sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))"), "/x/examples/mnist/main.py") == ("front", "/x/examples")
+
+
+def test_sys_path_through_module_level_names():
+    """yolov5: FILE = Path(__file__).resolve(); ROOT = FILE.parents[3]; sys.path.append(str(ROOT))."""
+    from ascendify.scan.context import FileContext
+    from ascendify.semantic.imports import name_lookup
+
+    src = (
+        "import sys\nfrom pathlib import Path\n"
+        "FILE = Path(__file__).resolve()\nROOT = FILE.parents[3]\n"
+        "if str(ROOT) not in sys.path:\n    sys.path.append(str(ROOT))\n"
+        "ROOT = Path('elsewhere')\n"
+    )
+    ctx = FileContext(ast.parse(src), src)
+    call = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "append"][0]
+    assert path_entry(call, "yolo/utils/loggers/comet/hpo.py", name_lookup(ctx.bindings, call.lineno)) == ("back", "yolo")
+    assert path_entry(call, "yolo/utils/loggers/comet/hpo.py") is None  # without the lookup: not evaluable

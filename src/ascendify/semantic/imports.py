@@ -232,13 +232,15 @@ class Resolver:
 
 
 # ---------------------------------------------------------------------- sys.path changes in a file
-def path_entry(node: ast.Call, importer: str) -> Optional[tuple]:
+def path_entry(node: ast.Call, importer: str, lookup=None) -> Optional[tuple]:
     """``(where, folder)`` for ``sys.path.insert(i, X)`` / ``sys.path.append(X)`` whose ``X`` can be
     evaluated without running the file: string literals (relative to the importing file's folder:
     scripts are run from there), ``os.path.dirname(__file__)``, ``os.path.abspath``/``realpath``/
     ``normpath``, ``os.path.join``, ``+ "/.."``, ``Path(__file__).parent`` / ``.parents[k]`` /
-    ``.resolve()`` and ``/``; ``folder`` is relative to the scan root.  None otherwise (a folder
-    outside the tree, an environment variable, a computed value)."""
+    ``.resolve()`` and ``/``; ``folder`` is relative to the scan root.  ``lookup(name_node)`` gives
+    the value a name holds there (``ROOT = Path(__file__).resolve().parents[1]`` then
+    ``sys.path.append(str(ROOT))``), or None.  None otherwise (a folder outside the tree, an
+    environment variable, a computed value)."""
     f = node.func
     if not (isinstance(f, ast.Attribute) and f.attr in ("insert", "append") and _dotted(f.value) == "sys.path"):
         return None
@@ -252,7 +254,7 @@ def path_entry(node: ast.Call, importer: str) -> Optional[tuple]:
             return None
         where, value = "back", node.args[0]
     d = _dir(norm(importer))
-    got = _eval_path(value, d)
+    got = _eval_path(value, d, 0, lookup)
     if got is None:
         return None
     p = norm(got)
@@ -278,12 +280,15 @@ _DIRNAME = frozenset({"os.path.dirname", "path.dirname", "osp.dirname"})
 _JOIN = frozenset({"os.path.join", "path.join", "osp.join"})
 
 
-def _eval_path(node: ast.AST, d: str, depth: int = 0) -> Optional[str]:
+def _eval_path(node: ast.AST, d: str, depth: int = 0, lookup=None) -> Optional[str]:
     """A path expression as a path relative to the scan root (``d``: the file's folder), or None."""
     if depth > 12:
         return None
     if isinstance(node, ast.Name) and node.id == "__file__":
         return _join(d, "__file__")  # a file inside d: dirname() gives d
+    if isinstance(node, ast.Name):
+        value = lookup(node) if lookup is not None else None
+        return _eval_path(value, d, depth + 4, lookup) if value is not None else None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         if node.value.startswith("/") or node.value.startswith("~"):
             return None
@@ -291,12 +296,12 @@ def _eval_path(node: ast.AST, d: str, depth: int = 0) -> Optional[str]:
     if isinstance(node, ast.Call):
         name = _dotted(node.func)
         if name in _IDENTITY and len(node.args) == 1:
-            return _eval_path(node.args[0], d, depth + 1)
+            return _eval_path(node.args[0], d, depth + 1, lookup)
         if name in _DIRNAME and len(node.args) == 1:
-            inner = _eval_path(node.args[0], d, depth + 1)
+            inner = _eval_path(node.args[0], d, depth + 1, lookup)
             return None if inner is None else _parent(inner)
         if name in _JOIN and node.args:
-            base = _eval_path(node.args[0], d, depth + 1)
+            base = _eval_path(node.args[0], d, depth + 1, lookup)
             if base is None:
                 return None
             for a in node.args[1:]:
@@ -305,19 +310,19 @@ def _eval_path(node: ast.AST, d: str, depth: int = 0) -> Optional[str]:
                 base = norm(_join(base, a.value))
             return base
         if name in ("Path", "pathlib.Path", "PurePath") and len(node.args) == 1:
-            return _eval_path(node.args[0], d, depth + 1)
+            return _eval_path(node.args[0], d, depth + 1, lookup)
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") and not node.args:
-            return _eval_path(node.func.value, d, depth + 1)
+            return _eval_path(node.func.value, d, depth + 1, lookup)
         return None
     if isinstance(node, ast.Attribute) and node.attr == "parent":
-        inner = _eval_path(node.value, d, depth + 1)
+        inner = _eval_path(node.value, d, depth + 1, lookup)
         return None if inner is None else _parent(inner)
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
         k = node.slice
         if isinstance(k, ast.Index):  # Python 3.8
             k = k.value  # type: ignore[attr-defined]
         if isinstance(k, ast.Constant) and isinstance(k.value, int) and not isinstance(k.value, bool) and k.value >= 0:
-            inner = _eval_path(node.value.value, d, depth + 1)
+            inner = _eval_path(node.value.value, d, depth + 1, lookup)
             if inner is None:
                 return None
             p = inner
@@ -326,7 +331,7 @@ def _eval_path(node: ast.AST, d: str, depth: int = 0) -> Optional[str]:
             return p
         return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
-        left = _eval_path(node.left, d, depth + 1)
+        left = _eval_path(node.left, d, depth + 1, lookup)
         r = node.right
         if left is None or not (isinstance(r, ast.Constant) and isinstance(r.value, str)):
             return None
@@ -335,3 +340,20 @@ def _eval_path(node: ast.AST, d: str, depth: int = 0) -> Optional[str]:
             return None  # "dir" + "name": not a path join
         return norm(_join(left, right))
     return None
+
+
+def name_lookup(bindings, line: int):
+    """A ``lookup`` for :func:`path_entry`: the value a name was last assigned before ``line`` in the
+    scope it is read from (a plain ``name = value``; None for anything else)."""
+
+    def lookup(name: ast.Name) -> Optional[ast.AST]:
+        best = None
+        for bnd in bindings.resolve(name):
+            if bnd.kind != "assign" or bnd.index is not None or bnd.value is None:
+                continue
+            at = getattr(bnd.stmt, "lineno", 0)
+            if at < line and (best is None or at > best[0]):
+                best = (at, bnd.value)
+        return best[1] if best is not None else None
+
+    return lookup
