@@ -58,6 +58,25 @@ def test_input_named_tensor_is_cuda_guard_is_reported():
     assert got[1].fix is None and got[1].severity == "info"  # dead on an Ascend host under the CUDA test
 
 
+def test_is_cuda_or_is_xpu_choosing_data_parallel_is_left_as_written():
+    """pytorch/examples dcgan today: ``(input.is_cuda or input.is_xpu) and self.ngpu > 1``.  ``is_xpu`` is
+    another accelerator's test (false on an NPU), so the guard is CUDA-only: turning it into ``is_npu``
+    would send an NPU host into the unsupported ``data_parallel``; it stays, and says why."""
+    text = """
+    import torch.nn as nn
+
+    class G(nn.Module):
+        def forward(self, input):
+            if (input.is_cuda or input.is_xpu) and self.ngpu > 1:
+                output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+            else:
+                output = self.main(input)
+            return output
+    """
+    got = scan(text, ["DEV015", "DST005"])
+    assert [(f.code, f.line, f.fix is None, f.severity) for f in got] == [("DEV015", 5, True, "silent"), ("DST005", 6, True, "info")]
+
+
 def test_input_named_device_type_test_is_reported():
     text = """
     import torch

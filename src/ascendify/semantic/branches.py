@@ -57,6 +57,8 @@ _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 _COMPAT_ERRORS = frozenset({"AttributeError", "TypeError", "ImportError", "ModuleNotFoundError", "NotImplementedError"})
 
 T, F, U = True, False, None
+_OTHER_TENSOR_FLAGS = frozenset({"is_xpu", "is_mps", "is_xla", "is_mtia", "is_ipu", "is_hpu", "is_maia", "is_vulkan"})
+"""Tensor properties testing for another accelerator (``dir(torch.Tensor)`` on torch 2.13; ``is_hpu`` from Habana's plugin)."""
 
 
 @lru_cache(maxsize=1)
@@ -202,6 +204,8 @@ class Branches:
         if cls is ast.Attribute:
             if t.attr == "is_cuda":
                 return Truth(F, "cuda")
+            if t.attr in _OTHER_TENSOR_FLAGS and self.qualname(t) is None and not (isinstance(t.value, ast.Name) and self.b.stores_of(t)[0]):
+                return Truth(F, "other", t.attr[3:])  # Tensor.is_xpu / is_mps ...: another accelerator's test (dcgan's `input.is_cuda or input.is_xpu`)
             if t.attr in ("is_npu",) and self.qualname(t) is None:
                 return Truth(T, "npu")
             q = self.qualname(t)

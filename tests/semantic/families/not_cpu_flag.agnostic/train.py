@@ -9,8 +9,8 @@ def main(model, data, device_name):
     device = torch.device(device_name)
     use_gpu = device.type != "cpu"
     loader = DataLoader(data, batch_size=8, pin_memory=use_gpu)
-    scaler = torch.amp.GradScaler(DEVICE_TYPE, enabled=use_gpu and DEVICE_TYPE != "cpu")  # expect: AMP001
-    if use_gpu:
+    scaler = torch.amp.GradScaler(DEVICE_TYPE, enabled=use_gpu and DEVICE_TYPE != "cpu")  # expect: AMP001, DEV027
+    if use_gpu:  # expect: DEV027
         torch.accelerator.synchronize()  # expect: DEV008
         model = model.to(DEVICE_TYPE)  # expect: DEV001
     return loader, scaler, model

@@ -7,8 +7,8 @@ def main(model, data, device_name):
     device = torch.device(device_name)
     use_gpu = device.type != "cpu"
     loader = DataLoader(data, batch_size=8, pin_memory=use_gpu)
-    scaler = torch.npu.amp.GradScaler(enabled=use_gpu)  # expect: AMP001
-    if use_gpu:
+    scaler = torch.npu.amp.GradScaler(enabled=use_gpu)  # expect: AMP001, DEV027
+    if use_gpu:  # expect: DEV027
         torch.npu.synchronize()  # expect: DEV008
         model = model.npu()  # expect: DEV001
     return loader, scaler, model
