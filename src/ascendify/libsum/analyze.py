@@ -184,6 +184,65 @@ def _npu_mark(node: ast.AST) -> bool:
     return False
 
 
+def _param_npu_test(test: ast.AST, params: set) -> Optional[str]:
+    """The parameter of a ``param == "npu"`` / ``param in ("npu", ...)`` test, else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(right, ast.Name) and isinstance(left, ast.Constant):
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and left.id in params):
+        return None
+    vals = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+    if any(isinstance(v, ast.Constant) and v.value == "npu" for v in vals):
+        return left.id
+    return None
+
+
+def _npu_gate(fn: ast.AST, params: set) -> Optional[set]:
+    """The parameters whose ``== "npu"`` tests hold every NPU mark of ``fn`` (the test itself and its
+    branch: ultralytics' ``autocast(enabled, device="cuda")`` takes torch_npu's autocast only under
+    ``if device == "npu":``), or None when a mark is elsewhere (the def names the NPU whatever it is passed)
+    or a gating parameter is assigned in the body."""
+    gates: set = set()
+    loose = [False]
+
+    def walk(node: ast.AST) -> None:
+        if isinstance(node, (ast.If, ast.IfExp)):
+            p = _param_npu_test(node.test, params)
+            if p is not None:
+                gates.add(p)
+                for x in (node.orelse if isinstance(node.orelse, list) else [node.orelse]):
+                    walk(x)
+                return
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Constant)) and _npu_mark(node) and not (
+                isinstance(node, ast.Attribute) and not (node.attr == "npu" or node.attr in NPU_NAMES)):
+            loose[0] = True
+            return
+        for c in ast.iter_child_nodes(node):
+            walk(c)
+
+    for st in fn.body:
+        walk(st)
+    if loose[0] or not gates:
+        return None
+    for n in ast.walk(fn):  # a gating parameter set from elsewhere (not a literal such as mps's "cpu")
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            names = [x for t in targets for x in ast.walk(t) if isinstance(x, ast.Name) and x.id in gates]
+            v = n.value
+            literal = v is not None and all(isinstance(x, (ast.Constant, ast.Tuple, ast.List)) for x in ast.walk(v)
+                                            if not isinstance(x, (ast.expr_context,)))
+            if names and not literal:
+                return None
+        else:
+            bound = ([n.target] if isinstance(n, (ast.For, ast.AsyncFor, ast.NamedExpr)) else
+                     [it.optional_vars for it in n.items if it.optional_vars is not None] if isinstance(n, (ast.With, ast.AsyncWith)) else [])
+            if any(isinstance(x, ast.Name) and x.id in gates for t in bound for x in ast.walk(t)):
+                return None
+    return gates
+
+
 class _Walker:
     """Collects one function's own work and calls, with the condition each runs under."""
 
@@ -439,6 +498,12 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
             continue
         _Walker(d, d.module, tuple(roots)).run()
         d.npu = d.module.mentions_npu and _npu_mark(d.node)
+        if d.npu:
+            defaults = {c[1:].partition("@")[0] for _w, _ln, c in d.own if c and c.startswith("!")}
+            gated = _npu_gate(d.node, defaults) if defaults else None
+            if gated:  # NPU-aware only when the caller passes the device: its CUDA default is work otherwise
+                d.npu = False
+                d.own = [o for o in d.own if o[2] and o[2].startswith("!") and o[2][1:].partition("@")[0] in gated]
     # re-exports: public names users import -> defining qualname
     aliases: Dict[str, str] = {}
     for mname, mod in mods.items():
