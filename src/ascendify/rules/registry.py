@@ -69,9 +69,11 @@ class Rule:
     project: bool = False  # reported by the project pass (semantic/project.py) from module summaries, not by a check
     message_agnostic: str = ""  # the message for --target agnostic where the fix differs (names the device-agnostic API)
     provenance: str = ""  # the research notes a source came through ("[see also …]" in the data): for maintainers, never rendered
+    policy: tuple = ()  # the fix policies that apply to its findings (names in semantic.policy.POLICIES); default: its file's `policy`
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file_suffixes", tuple(self.file_suffixes))
+        object.__setattr__(self, "policy", (self.policy,) if isinstance(self.policy, str) else tuple(self.policy))
 
     def message_for(self, target: str) -> str:
         """The message template for ``target`` (``npu`` / ``agnostic``)."""
@@ -105,12 +107,13 @@ def load_rules() -> dict[str, Rule]:
         if not entry.name.endswith(".toml"):
             continue
         doc = tomllib.loads(entry.read_text(encoding="utf-8"))
+        file_policy = doc.get("policy", [])  # the file's default fix policy for its rules
         for raw in doc.get("rule", []):
             missing = [f for f in FIELDS if f not in raw]
             if missing:
                 raise ValueError(f"{entry.name}: rule {raw.get('code', '?')} lacks {', '.join(missing)}")
             src, notes = split_provenance(raw["source"])
-            r = Rule(**{**raw, "source": src, "provenance": notes})
+            r = Rule(**{"policy": file_policy, **raw, "source": src, "provenance": notes})
             if r.prefix not in CATEGORIES or len(r.code) != 6 or not r.code[3:].isdigit():
                 raise ValueError(f"{entry.name}: bad rule code {r.code!r}")
             if r.code in rules:

@@ -26,7 +26,7 @@ from ascendify.scan.finding import Edit, Finding, Fix
 from ascendify.scan.source import MAX_FILE_BYTES, SourceFile, SourceProblem, read_source
 from ascendify.semantic import SemanticModel
 from ascendify.semantic.noqa import noqa_map as _noqa_map, suppresses
-from ascendify.semantic.policy import POLICY_PREFIXES, apply_policy, import_policy
+from ascendify.semantic.policy import apply_policy, import_policy, needs_policy
 from ascendify.semantic.project import join, summarize
 
 
@@ -508,7 +508,7 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
         ctx.current_code = code
         fn(ctx)
     if ctx.findings:
-        if any(f.code.startswith(POLICY_PREFIXES) for f in ctx.findings):
+        if needs_policy(ctx.findings, ctx.rules):
             ctx.findings = apply_policy(ctx.findings, ctx)
         if settings.target == "npu":
             import_policy(ctx.findings, ctx)

@@ -30,7 +30,28 @@ from ascendify.diagnostics import Edit, Finding, Fix
 from ascendify.semantic.branches import library
 from ascendify.semantic.torch_api import autoloaded
 
-POLICY_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT")
+POLICIES = {
+    "branch": "its findings follow their branch context: none in another accelerator's or NPU-aware code; an \"npu\" "
+              "entry for a device-keyed table; left as written in a test's decorator, in code CUDA-only by intent and in "
+              "fallbacks for older versions; info, fixed with their guard or not at all, under a CUDA-only guard",
+    "library": "the finding names a CUDA-only library and its Ascend alternative itself (no intent or dead-code note), "
+               "and under a CUDA-only guard it holds the guard's fix back whatever its severity",
+    "keeps-import": "the `import torch_npu` its fix adds stays whatever the target release (the file names torch_npu)",
+}
+"""Policy name → what it does to a rule's findings.  Which rules a policy applies to is rule data: the
+``policy`` list of a rule in ``rules/data/*.toml`` (or of its file), read through the rule registry and
+handed in as the scan's ``rules`` — this module names no rule."""
+
+
+def has_policy(rules: dict, code: str, name: str) -> bool:
+    """Rule ``code`` (in ``rules``, code → Rule) has the fix policy ``name``."""
+    r = rules.get(code)
+    return r is not None and name in r.policy
+
+
+def needs_policy(findings: list, rules: dict) -> bool:
+    """Some finding has the branch policy (:func:`apply_policy` has work to do)."""
+    return any(has_policy(rules, f.code, "branch") for f in findings)
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:
@@ -101,7 +122,7 @@ def _table_entry_for_npu(ctx, node: ast.AST) -> Optional[Fix]:
 def apply_policy(findings: list, ctx) -> list:
     """The findings of one file (``ctx``: its RuleContext after the walk) after the branch policy
     (see the module docstring)."""
-    nodes, model = ctx.finding_nodes, ctx.model
+    nodes, model, rules = ctx.finding_nodes, ctx.model, ctx.rules
     out: list = []
     groups: dict = {}  # id(origin) -> (origin, [body findings])
     contexts: dict = {}
@@ -109,7 +130,7 @@ def apply_policy(findings: list, ctx) -> list:
     keys = _GroupKeys()
     for f in findings:
         node = nodes.get(id(f))
-        if node is None or not f.code.startswith(POLICY_PREFIXES):
+        if node is None or not has_policy(rules, f.code, "branch"):
             out.append(f)
             continue
         table = _device_keyed(node)
@@ -145,7 +166,7 @@ def apply_policy(findings: list, ctx) -> list:
             f.fix = None
             if f.severity in ("error", "silent"):
                 f.severity = "warning"
-            if not f.code.startswith("EXT"):  # EXT findings name the library and its alternative themselves
+            if not has_policy(rules, f.code, "library"):  # those name the library and its alternative themselves
                 f.note(f"CUDA-only by intent ({c.intent_lib}): left as written" + (f"; {alt}" if alt else ""), "intent")
             out.append(f)
             continue
@@ -180,13 +201,10 @@ def apply_policy(findings: list, ctx) -> list:
         fixable_guard = [g for g in guard if g.fix is not None]
         # what must change with the guard: the body's CUDA code (errors and silent downgrades); its
         # warnings and notes (a missing is_initialized() guard, an operator note) keep their own fixes
-        # a silent test of its own (`and args.dist_backend == "nccl"`, never true on Ascend) needs no change with
-        # the guard: left as it is, its own branch stays off as it is now; it keeps its own fix (imagenet main.py:118)
-        inner = {id(f) for f in body if _off_test(f, nodes.get(id(f)))}
-        blocking = [f for f in body if id(f) not in inner and (f.severity in ("error", "silent") or f.code.startswith("EXT") or id(f) in holds_back)]  # EXT: a CUDA-only library
+        blocking = [f for f in body if f.severity in ("error", "silent") or has_policy(rules, f.code, "library") or id(f) in holds_back]  # "library": a CUDA-only library
         bad = next((f for f in blocking if f.fix is None), None)
         if fixable_guard and bad is None:
-            members = fixable_guard + [f for f in body if f.fix is not None and id(f) not in inner]
+            members = fixable_guard + [f for f in body if f.fix is not None]
             edits: list = []
             for f in members:
                 for e in f.fix.edits:
@@ -196,12 +214,11 @@ def apply_policy(findings: list, ctx) -> list:
             for f in members:
                 f.fix = Fix(tuple(edits), safe, f.fix.operation)
             for f in body:
-                _dead(f, ctx.line_ref(line), line, " (fixed together with that test)" if f.fix is not None and id(f) not in inner
-                      else " (its own test: the guard's fix does not need it)" if id(f) in inner else "")
+                _dead(rules, f, ctx.line_ref(line), line, " (fixed together with that test)" if f.fix is not None else "")
         else:
             for f in body:
                 f.fix = None
-                _dead(f, ctx.line_ref(line), line, " — fix that test, or add an NPU branch" if guard else "")
+                _dead(rules, f, ctx.line_ref(line), line, " — fix that test, or add an NPU branch" if guard else "")
             if bad is not None:
                 for g in fixable_guard:
                     g.fix = None
@@ -298,30 +315,9 @@ def _guarded_intent(node: ast.AST, model) -> str:
     return ""
 
 
-def _off_test(f: Finding, node: Optional[ast.AST]) -> bool:
-    """A silent finding that is (part of) an ``if``/``while``/conditional test that holds while it is true
-    (``x == "nccl"``, ``a and b``, ``is_nccl_available()``; no ``not``, ``!=`` or ``not in``): on Ascend its
-    branch is off, with or without the enclosing guard's fix."""
-    if f.severity != "silent" or node is None:
-        return False
-    child, p = node, getattr(node, "_asc_parent", None)
-    while p is not None:
-        if isinstance(p, (ast.If, ast.While, ast.IfExp)):
-            return p.test is child
-        if isinstance(p, ast.Compare):
-            if not all(isinstance(op, (ast.Eq, ast.In, ast.Is)) for op in p.ops):
-                return False
-        elif isinstance(p, ast.UnaryOp) or isinstance(p, ast.stmt):
-            return False
-        elif not isinstance(p, (ast.BoolOp, ast.Attribute, ast.Call, ast.Subscript, ast.Name, ast.Constant)):
-            return False
-        child, p = p, getattr(p, "_asc_parent", None)
-    return False
-
-
-def _dead(f: Finding, line: str, lineno: int, tail: str) -> None:
-    if f.code.startswith("EXT"):
-        return  # EXT findings say themselves what a guard around them means
+def _dead(rules: dict, f: Finding, line: str, lineno: int, tail: str) -> None:
+    if has_policy(rules, f.code, "library"):
+        return  # a CUDA-only library's finding says itself what a guard around it means
     if f.severity != "info":
         f.severity = "info"
     f.note(f"dead code on an Ascend host: under the CUDA-only test at {line}{tail}", "dead", lineno or None)
@@ -359,7 +355,7 @@ def import_policy(findings: list, ctx) -> None:
         fx = f.fix
         if fx is None or not any(e.kind == "add_import" and e.text.strip() == "import torch_npu" for e in fx.edits):
             continue
-        if f.code == "IMP001":
+        if has_policy(ctx.rules, f.code, "keeps-import"):
             continue  # the file names torch_npu: the import is the fix
         if aware is None:
             aware = handles_npu(ctx)
