@@ -147,3 +147,17 @@ def test_internal_error_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr("ascendify.scan.cli.discover", boom)
     r = run_cli("scan", ".", cwd=str(tmp_path))
     assert r.code == 2 and r.err.strip() == "ascendify: internal error: RuntimeError: kaboom (please report it; rerun with ASCENDIFY_DEBUG=1 for the traceback)"
+
+
+def test_undecodable_bytes_on_the_first_two_lines_say_what_to_do(tmp_path):
+    """A file with no coding line whose first line is not UTF-8 (GBK text, the SYN002 page's
+    example) gets the same advice as one whose bad bytes are further down, not Python's
+    'invalid or missing encoding declaration' (it has no declaration to fix)."""
+    (tmp_path / "first.py").write_bytes('print("开始训练")\n'.encode("gbk"))
+    (tmp_path / "later.py").write_bytes('import torch\n\nprint("开始训练")\n'.encode("gbk"))
+    (tmp_path / "cookie.py").write_bytes(b"# -*- coding: nosuch -*-\nx = 1\n")
+    _r, by = scan_json(tmp_path)
+    for name, line in (("first.py", 1), ("later.py", 3)):
+        f = by[(name, "SYN002")]
+        assert (f["line"], f["message"]) == (line, "cannot decode as utf-8: invalid start byte; add a PEP 263 coding cookie or re-save as UTF-8")
+    assert by[("cookie.py", "SYN002")]["message"] == "bad encoding declaration: unknown encoding: nosuch"

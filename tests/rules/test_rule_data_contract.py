@@ -25,7 +25,7 @@ so the project pass, the dependency audit and the file-kind rules run as for a u
 Examples are Python code blocks.  One that needs more than one file (a project-level rule,
 a dependency file, a configuration) names each file on a comment line of its own,
 ``# utils/dist.py`` or ``# requirements.txt``, and the lines up to the next such line are
-that file; lines of a file that is not Python are shown commented out (``# torch==2.1.0``)
+that file (written in the encoding a ``saved as GBK`` note on that line names, else UTF-8); lines of a file that is not Python are shown commented out (``# torch==2.1.0``)
 and the ``# `` is removed here.  A ``# pyproject.toml`` file with a ``[tool.ascendify]``
 table is the scan's configuration (how an example says it needs ``--torch-npu 2.4.0`` or
 ``--chip``); without one the scan runs with ``--no-config``.  An example with no file line
@@ -50,8 +50,7 @@ from .helpers import CASE_SETTINGS, CASES
 RULES = load_rules()
 
 NOT_A_FILE = {
-    # The rule reports bytes a page cannot show as text: its example describes the file.
-    "SYN002": "a file whose bytes do not decode (e.g. GBK without a coding line); tested in tests/test_bad_input.py",
+    # The rule reports a file a page cannot show as text: its example describes the file.
     "SYN003": "an unreadable file (binary, over 5 MB, an OS error); tested in tests/test_bad_input.py",
 }
 """Rules whose page example cannot be a file, and why (keep this short)."""
@@ -60,29 +59,36 @@ CODES = [c for c in RULES if c not in NOT_A_FILE]
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "golden", "rule_page_messages.txt")
 UPDATE = bool(os.environ.get("ASCENDIFY_UPDATE_GOLDEN"))
 
-_FILE_LINE = re.compile(r"^#\s+((?:[\w.-]+/)*[\w.-]+\.(?:py|ipynb|txt|in|toml|cfg|yml|yaml|cu|cuh))(?:\s.*)?$")
+_FILE_LINE = re.compile(r"^#\s+((?:[\w.-]+/)*[\w.-]+\.(?:py|ipynb|txt|in|toml|cfg|yml|yaml|cu|cuh))(?:\s(.*))?$")
+_SAVED_AS = re.compile(r"\bsaved as ([\w-]+)", re.I)
 
 
 def example_files(text: str) -> dict:
-    """``{relative path: content}`` of an example (see the module docstring)."""
+    """``{relative path: content}`` of an example (see the module docstring); the content is
+    bytes for a file whose line says it is ``saved as`` an encoding other than UTF-8."""
     text = textwrap.dedent(text).strip("\n")
     files: dict = {}
+    encoding: dict = {}
     current = None
     for line in text.splitlines():
         m = _FILE_LINE.match(line)
         if m:
             current = m.group(1)
             files[current] = []
+            saved = _SAVED_AS.search(m.group(2) or "")
+            if saved:
+                encoding[current] = saved.group(1)
             continue
         if current is None:
             current = "example.py"
             files[current] = []
         files[current].append(line)
-    out = {}
+    out: dict = {}
     for path, lines in files.items():
         if not path.endswith(".py"):
             lines = [re.sub(r"^# ?", "", ln) if ln.startswith("#") else ln for ln in lines]
-        out[path] = "\n".join(lines).strip("\n") + "\n"
+        content = "\n".join(lines).strip("\n") + "\n"
+        out[path] = content.encode(encoding[path]) if path in encoding else content
     return out
 
 
@@ -90,7 +96,10 @@ def write_files(root, files: dict) -> None:
     for rel, content in files.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content, encoding="utf-8")
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text(content, encoding="utf-8")
 
 
 def _config_args(root) -> list:
@@ -249,7 +258,7 @@ def test_golden_file_covers_every_rule(example_findings):
     rewrites it from the current messages)."""
     if UPDATE:
         os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
-        text = "".join(f"[{c}]\n" + "".join(ln + "\n" for ln in lines) + "\n" for c, lines in _golden_sections(example_findings).items())
+        text = "\n".join(f"[{c}]\n" + "".join(ln + "\n" for ln in lines) for c, lines in _golden_sections(example_findings).items())
         with open(GOLDEN, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
     assert sorted(_read_golden()) == sorted(CODES), "rerun with ASCENDIFY_UPDATE_GOLDEN=1 and review the diff"

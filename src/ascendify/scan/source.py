@@ -20,6 +20,7 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 """Files larger than this (5 MB) are reported (SYN003) and skipped."""
 
 CELL_MARKER = "# %% [ascendify cell {}]"
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]")  # a PEP 263 line (tokenize's cookie_re, on bytes)
 _CELL_RE = re.compile(r"^# %% \[ascendify cell (\d+)\]$")
 MAGIC_PREFIX = "#ascendify-magic:"
 """A notebook line that is not Python (a magic, a shell line, a cell that does not parse) is
@@ -190,7 +191,11 @@ def read_python(path: str, data: Optional[bytes] = None) -> Union[SourceFile, So
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return SourceProblem("SYN002", f"bad encoding declaration: {exc}")
+        if _CODING.match(data.split(b"\n", 1)[0]) or _CODING.match(b"".join(data.split(b"\n", 2)[1:2])):
+            return SourceProblem("SYN002", f"bad encoding declaration: {exc}")
+        # no declaration: non-UTF-8 bytes on line 1 or 2 ("invalid or missing encoding declaration"),
+        # reported as the decode error they are, with its line, as further down
+        encoding = "utf-8"
     bom = encoding == "utf-8-sig"
     try:
         text = data.decode(encoding)
