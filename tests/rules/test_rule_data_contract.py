@@ -25,11 +25,12 @@ so the project pass, the dependency audit and the file-kind rules run as for a u
 Examples are Python code blocks.  One that needs more than one file (a project-level rule,
 a dependency file, a configuration) names each file on a comment line of its own,
 ``# utils/dist.py`` or ``# requirements.txt``, and the lines up to the next such line are
-that file (written in the encoding a ``saved as GBK`` note on that line names, else UTF-8); lines of a file that is not Python are shown commented out (``# torch==2.1.0``)
-and the ``# `` is removed here.  A ``# pyproject.toml`` file with a ``[tool.ascendify]``
-table is the scan's configuration (how an example says it needs ``--torch-npu 2.4.0`` or
-``--chip``); without one the scan runs with ``--no-config``.  An example with no file line
-is one file, ``example.py``.
+that file, written as UTF-8 unless a note on that line says ``saved as GBK`` (or another
+encoding).  Lines of a file that is not Python are shown commented out
+(``# torch==2.1.0``) and the ``# `` is removed here.  A ``# pyproject.toml`` file with a
+``[tool.ascendify]`` table is the scan's configuration (how an example says it needs
+``--torch-npu 2.4.0`` or ``--chip``); without one the scan runs with ``--no-config``.
+An example with no file line is one file, ``example.py``.
 """
 
 from __future__ import annotations
