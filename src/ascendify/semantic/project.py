@@ -46,6 +46,8 @@ _NOT_WORK = frozenset({"DEV018", "DEV019", "DEV020", "DEV021", "DEV022", "DEV024
 not CUDA work it does: they do not make its callers' call sites findings."""
 MAX_RELATED = 5
 MAX_CALLING_MODULES = 8
+MAX_MORE_SITES = 20
+"""Calls of an imported name after the first one in a file that a use records (for EXT017 at each)."""
 """A helper called from more modules than this gets no DEV026 at its call sites (a library utility)."""
 
 
@@ -180,10 +182,45 @@ def summarize(ctx, findings: list) -> dict:
     classes = {k: v for k, v in classes.items() if v["work"] or v["calls"]}
     uses = _uses(ctx, imports, every_call, roots)
     noqa = _noqa_entries(ctx.lines) if "noqa" in ctx.text.lower() else []
-    if not (functions or classes or constants or uses):
+    reexports = _library_reexports(ctx, imports)
+    if not (functions or classes or constants or uses or reexports):
         return {}
-    return {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
-            "uses": uses, "noqa": noqa}
+    out = {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
+           "uses": uses, "noqa": noqa}
+    if reexports:
+        out["reexports"] = reexports
+    return out
+
+
+def _library_reexports(ctx, imports: dict) -> dict:
+    """local name → what EXT017 needs to report a call of it in another module, for the names this file
+    imports from a summarised library whose summary has CUDA work for them (yolov5's utils/torch_utils.py:
+    ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``, called from train.py)."""
+    libs = [(local, v) for local, v in imports.items() if not v[2] and v[1]]
+    if not libs:
+        return {}
+    from ascendify import libsum
+
+    known = libsum.module_packages()
+    libs = [(local, v) for local, v in libs if v[0].split(".")[0] in known]
+    if not libs:
+        return {}
+    path = getattr(getattr(ctx, "src", None), "path", None)
+    pins = libsum.project_pins(os.path.abspath(path)) if path else {}
+    lines = {a.asname or a.name: node.lineno for node in ctx.import_nodes if isinstance(node, ast.ImportFrom) for a in node.names}
+    out: dict = {}
+    for local, (mod, name, _lvl) in libs:
+        s = libsum.for_module(mod.split(".")[0], pins)
+        got = s.entry(f"{mod}.{name}") if s is not None else None
+        if got is None:
+            continue
+        defq, entry = got
+        if entry.get("npu_aware") or not entry.get("work"):
+            continue
+        advice, source = s.advice[entry["advice"]] if isinstance(entry.get("advice"), int) else ("", "unverified")
+        out[local] = {"defined": defq, "lib": f"{s.package} {s.version}", "how": s.how, "advice": advice,
+                      "source": source, "work": entry["work"], "line": lines.get(local, 0)}
+    return out
 
 
 def _noqa_entries(lines: list) -> list:
@@ -223,7 +260,7 @@ _SINK_NAMES = frozenset({"init_process_group", "new_group", "to", "cuda"})
 def _uses(ctx, imports: dict, every_call: list, roots: list) -> list:
     """Calls of imported names, and imported names reaching backend/device sinks."""
     out: list = []
-    seen: set = set()
+    seen: dict = {}
     if not imports:
         return out
     rooted = {id(n): r for n, r in roots}
@@ -238,10 +275,14 @@ def _uses(ctx, imports: dict, every_call: list, roots: list) -> list:
             root_mod = (mod or nm).split(".")[0]
             if lvl or root_mod not in _NOT_PROJECT:
                 ref = _ref(mod, nm, lvl, r[1])
+                star = any(k.arg is None for k in n.keywords) or any(a.__class__ is ast.Starred for a in n.args)
+                kws = {k.arg: (bool(k.value.value) if k.value.__class__ is ast.Constant else None) for k in n.keywords if k.arg}
+                site = {"span": _span(ctx, n), "tok": _tok(ctx, n.func), "where": _where(ctx, n), "args": [len(n.args), kws, star]}
                 if ref not in seen:
-                    seen.add(ref)
-                    out.append({"kind": "call", "ref": ref, "span": _span(ctx, n), "tok": _tok(ctx, n.func),
-                                "text": ctx.segment(n.func)[:80], "where": _where(ctx, n)})
+                    seen[ref] = {"kind": "call", "ref": ref, "text": ctx.segment(n.func)[:80], **site}
+                    out.append(seen[ref])
+                elif len(seen[ref].setdefault("more", [])) < MAX_MORE_SITES:
+                    seen[ref]["more"].append(site)  # later calls of the same name: only EXT017 reports each
         pos = PROCESS_GROUP_CALLS.get(ctx.call_name(n) or "") if name in ("init_process_group", "new_group") else None
         if pos is not None:
             val = None
@@ -438,6 +479,14 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
             tsum = summaries[trel]
             line, col = use["tok"]
             sp = use["span"]
+            if use["kind"] == "call" and _member(tsum, member) is None and member in tsum.get("reexports", {}):
+                for site in [use] + use.get("more", []):
+                    if site.get("where") == "skip":
+                        continue
+                    f = _reexport_call({**use, **site}, rel, trel, tsum["reexports"][member], settings, rules, s)
+                    if f is not None:
+                        out.append(f)
+                continue
             if use["kind"] == "call":
                 if trel == rel or not settings.enabled("DEV026", rel) or _suppressed(s, line, "DEV026"):
                     continue
@@ -493,3 +542,51 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 f.related = [{"path": trel, "line": const["span"][0], "col": const["span"][1], "message": f"`{member} = {const['int']}`"}]
                 out.append(f)
     return out
+
+
+def _reexport_call(use: dict, rel: str, trel: str, rx: dict, settings, rules: dict, summary: dict) -> Optional[Finding]:
+    """EXT017 at ``use`` (a call in ``rel``) of a name ``trel`` imports from a summarised library (``rx``): the
+    work the call reaches, given what it passes; for ``--target npu`` a ``device="npu"``-style keyword where all
+    of it is a CUDA device default the call leaves out (safe on an Ascend host: the helper's own NPU path)."""
+    rule = rules.get("EXT017")
+    line, col = use["tok"]
+    if rule is None or not settings.enabled("EXT017", rel) or _suppressed(summary, line, "EXT017"):
+        return None
+    npos, kws, star = use.get("args") or [0, {}, True]
+    from ascendify import libsum
+    from ascendify.libsum.analyze import flag_runs
+
+    noop = libsum.noop_without_cuda()
+    work = []
+    for w in rx["work"]:
+        cond = w[3]
+        if w[0] in noop:
+            continue
+        if cond.startswith("!"):
+            name, _, pos = cond[1:].partition("@")
+            if star or name in kws or (pos and int(pos) >= 0 and npos > int(pos)):
+                continue
+        elif cond.count(":") == 2 and not flag_runs(cond, kws, star):
+            continue
+        work.append(w)
+    if not work:
+        return None
+    sp = use["span"]
+    first = work[0]
+    msg = rule.message.format(call=use["text"][:60], what=", ".join(dict.fromkeys(w[0] for w in work)), lib=rx["lib"],
+                              where=f"{first[1]}:{first[2]}", defined=rx["defined"], how=rx["how"], advice=rx["advice"],
+                              source=rx["source"])
+    msg += f" (imported through {trel})"
+    fx = None
+    params = [w[3][1:].partition("@")[0] for w in work if w[3].startswith("!") and w[0].startswith("default ")]
+    if settings.target == "npu" and len(params) == len(work) and len(set(params)) == 1 and not star:
+        fx = Fix((Edit("add_arg", f'{params[0]}="npu"', (sp[0], sp[1]), (sp[2], sp[3])),), True,
+                 f'pass {params[0]}="npu" (the helper\'s NPU path)')
+    sev = rule.severity
+    where = use.get("where", "")
+    if where.startswith("dead:"):
+        sev = "info"
+        msg += f" — dead code on an Ascend host: under the CUDA-only test at line {where[5:]}"
+    f = Finding("EXT017", msg, rel, line, col, sp[2], sp[3], sev, rule.category, fx)
+    f.related = [{"path": trel, "line": rx.get("line", 0), "col": 0, "message": f"`{use['text'][:60]}` is {rx['defined']} ({rx['lib']})"}]
+    return f
