@@ -40,6 +40,7 @@ def test_npu_branch_only_for_a_passed_device_keeps_the_cuda_default():
     e = _entry(GATED)
     assert "npu_aware" not in e
     assert e["work"] == [['default device="cuda"', "toolkit/amp.py", 4, "!device@1"]]
+    assert e["npu_when"] == ["device"]  # passing device="npu" takes its own NPU path
     # a library caller that leaves the device out inherits it; one that passes it does not
     assert _entry(GATED, "train_step")["work"][0][0] == 'default device="cuda"'
     e = _entry(GATED, "train_step_npu")

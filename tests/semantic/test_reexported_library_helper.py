@@ -70,3 +70,15 @@ def test_npu_fix_passes_the_device_and_agnostic_only_reports(tmp_path):
     assert len(added) == 2  # the other two calls pass the device already
     agn = _found(root, "--target", "agnostic")
     assert len(agn) == 2 and all(not f.get("fix") for f in agn)
+
+
+def test_a_cuda_default_without_an_npu_path_is_reported_but_not_fixed(tmp_path):
+    # timm's NativeScaler(device="cuda") has no NPU path of its own for device="npu": report only
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "tools.py").write_text("from timm.utils import NativeScaler as LossScaler  # noqa: F401\n", encoding="utf-8")
+    (root / "step.py").write_text("from tools import LossScaler\n\nscaler = LossScaler()\n", encoding="utf-8")
+    (root / "requirements.txt").write_text("timm==1.0.31\n", encoding="utf-8")
+    got = _found(root)
+    assert [(f["path"], f["line"]) for f in got] == [("step.py", 3)]
+    assert "NativeScaler" in got[0]["message"] and not got[0].get("fix")

@@ -115,7 +115,7 @@ def _flat(node: ast.AST):
 
 
 class _Def:
-    __slots__ = ("qual", "kind", "node", "module", "cls", "own", "calls", "npu", "params", "bases")
+    __slots__ = ("qual", "kind", "node", "module", "cls", "own", "calls", "npu", "params", "bases", "npu_when")
 
     def __init__(self, qual, kind, node, module, cls=None):
         self.qual = qual
@@ -128,6 +128,7 @@ class _Def:
         self.npu = False
         self.params: set = set()
         self.bases: List[str] = []
+        self.npu_when: List[str] = []  # parameters whose value "npu" takes the def's own NPU path
 
 
 def _cuda_test(test: ast.AST) -> bool:
@@ -503,6 +504,7 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
             gated = _npu_gate(d.node, defaults) if defaults else None
             if gated:  # NPU-aware only when the caller passes the device: its CUDA default is work otherwise
                 d.npu = False
+                d.npu_when = sorted(gated)
                 d.own = [o for o in d.own if o[2] and o[2].startswith("!") and o[2][1:].partition("@")[0] in gated]
     # re-exports: public names users import -> defining qualname
     aliases: Dict[str, str] = {}
@@ -619,6 +621,8 @@ def analyze(sources: Dict[str, Tuple[str, str]], roots: Tuple[str, ...] = ()) ->
             e["npu_aware"] = True
         else:
             e["work"] = [list(w) for w in work]
+            if d.kind != "class" and d.npu_when:
+                e["npu_when"] = d.npu_when  # passing "npu" for one of these takes its NPU path
         entries[q] = e
     bases = {}
     for q, d in sorted(defs.items()):

@@ -114,7 +114,7 @@ def summarize(ctx, findings: list) -> dict:
             continue  # an argparse default is a value the function returns, not work it does
         for start, end, name in spans:
             if start <= f.line <= end:
-                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity])  # the message: from the file's findings
+                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message[:160]])
     for cname, cnode, kind in defs:  # a class's own work: its body and __init__, not its other methods
         if kind == "class" and cname in work:
             other = [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
@@ -182,7 +182,7 @@ def summarize(ctx, findings: list) -> dict:
     classes = {k: v for k, v in classes.items() if v["work"] or v["calls"]}
     uses = _uses(ctx, imports, every_call, roots)
     noqa = _noqa_entries(ctx.lines) if "noqa" in ctx.text.lower() else []
-    reexports = _library_reexports(ctx, imports)
+    reexports = _library_reexports(ctx)
     if not (functions or classes or constants or uses or reexports):
         return {}
     out = {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
@@ -192,22 +192,27 @@ def summarize(ctx, findings: list) -> dict:
     return out
 
 
-def _library_reexports(ctx, imports: dict) -> dict:
+def _library_reexports(ctx) -> dict:
     """local name → what EXT017 needs to report a call of it in another module, for the names this file
     imports from a summarised library whose summary has CUDA work for them (yolov5's utils/torch_utils.py:
     ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``, called from train.py)."""
-    libs = [(local, v) for local, v in imports.items() if not v[2] and v[1]]
-    if not libs:
+    froms = [n for n in ctx.import_nodes if isinstance(n, ast.ImportFrom) and not n.level and n.module]
+    if not froms:
         return {}
     from ascendify import libsum
 
     known = libsum.module_packages()
-    libs = [(local, v) for local, v in libs if v[0].split(".")[0] in known]
+    libs, lines = [], {}
+    for node in froms:
+        if node.module.split(".")[0] in known:
+            for a in node.names:
+                if a.name != "*":
+                    libs.append((a.asname or a.name, (node.module, a.name, 0)))
+                    lines[a.asname or a.name] = node.lineno
     if not libs:
         return {}
     path = getattr(getattr(ctx, "src", None), "path", None)
     pins = libsum.project_pins(os.path.abspath(path)) if path else {}
-    lines = {a.asname or a.name: node.lineno for node in ctx.import_nodes if isinstance(node, ast.ImportFrom) for a in node.names}
     out: dict = {}
     for local, (mod, name, _lvl) in libs:
         s = libsum.for_module(mod.split(".")[0], pins)
@@ -219,7 +224,8 @@ def _library_reexports(ctx, imports: dict) -> dict:
             continue
         advice, source = s.advice[entry["advice"]] if isinstance(entry.get("advice"), int) else ("", "unverified")
         out[local] = {"defined": defq, "lib": f"{s.package} {s.version}", "how": s.how, "advice": advice,
-                      "source": source, "work": entry["work"], "line": lines.get(local, 0)}
+                      "source": source, "work": entry["work"], "line": lines.get(local, 0),
+                      "npu_when": entry.get("npu_when", [])}
     return out
 
 
@@ -453,6 +459,8 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
     messages = {(f.path, f.line, f.col, f.code): f.message[:160] for f in findings or ()}
 
     def text_of(r: str, w: list) -> str:
+        if len(w) > 4:  # the summary has the message (also of rules --select leaves out of the output)
+            return w[4]
         return messages.get((r, w[1], w[2], w[0]), w[0])
 
     index = _Index(summaries)
@@ -505,11 +513,17 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 rule = rules.get("DEV026")
                 if rule is None:
                     continue
-                if where.startswith("dead:"):
+                dead = where.startswith("dead:")
+                if dead:
                     sev = "info"
-                    msg += f" — dead code on an Ascend host: under the CUDA-only test at line {where[5:]}"
                 f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
-                f.related = [{"path": r, "line": w[1], "col": w[2], "message": f"{w[0]}: {text_of(r, w)}"} for r, w in items]
+                if dead:
+                    f.note(f"dead code on an Ascend host: under the CUDA-only test at line {where[5:]}", "dead", int(where[5:]))
+                # "cause": the call site's finding is there because of that work; the list is all of it while
+                # shorter than MAX_RELATED, so fixing each item there settles this finding (scan's plan counts it)
+                whole = len(items) < MAX_RELATED
+                f.related = [{"path": r, "line": w[1], "col": w[2], "code": w[0], "message": f"{w[0]}: {text_of(r, w)}", "cause": whole}
+                             for r, w in items]
                 out.append(f)
             elif use["kind"] == "backend":
                 const = tsum["constants"].get(member)
@@ -547,7 +561,8 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
 def _reexport_call(use: dict, rel: str, trel: str, rx: dict, settings, rules: dict, summary: dict) -> Optional[Finding]:
     """EXT017 at ``use`` (a call in ``rel``) of a name ``trel`` imports from a summarised library (``rx``): the
     work the call reaches, given what it passes; for ``--target npu`` a ``device="npu"``-style keyword where all
-    of it is a CUDA device default the call leaves out (safe on an Ascend host: the helper's own NPU path)."""
+    of it is a CUDA device default the call leaves out and the helper takes its own NPU path for that value
+    (the summary's ``npu_when``): safe on an Ascend host."""
     rule = rules.get("EXT017")
     line, col = use["tok"]
     if rule is None or not settings.enabled("EXT017", rel) or _suppressed(summary, line, "EXT017"):
@@ -579,7 +594,8 @@ def _reexport_call(use: dict, rel: str, trel: str, rx: dict, settings, rules: di
     msg += f" (imported through {trel})"
     fx = None
     params = [w[3][1:].partition("@")[0] for w in work if w[3].startswith("!") and w[0].startswith("default ")]
-    if settings.target == "npu" and len(params) == len(work) and len(set(params)) == 1 and not star:
+    if (settings.target == "npu" and len(params) == len(work) and len(set(params)) == 1 and not star
+            and params[0] in rx.get("npu_when", ())):  # the helper has its own path for "npu" there
         fx = Fix((Edit("add_arg", f'{params[0]}="npu"', (sp[0], sp[1]), (sp[2], sp[3])),), True,
                  f'pass {params[0]}="npu" (the helper\'s NPU path)')
     sev = rule.severity
