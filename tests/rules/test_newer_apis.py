@@ -274,3 +274,42 @@ def test_not_cpu_flag_redefined_in_another_scope():
             torch.cuda.synchronize()
     """
     assert codes(scan(text, ["DEV027"])) == []
+
+
+# ---------------------------------------------------------------- DST013 DDP in a process that never sets its device
+DDP_SCRIPT = """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+dist.init_process_group("nccl")
+model = torch.nn.Linear(8, 8).to(f"cuda:{local_rank}")
+model = DDP(model)
+"""
+
+
+def test_ddp_without_device_ids_and_no_set_device():
+    got = scan(DDP_SCRIPT, ["DST013"])
+    assert codes(got) == [("DST013", 9)]
+    assert got[0].fix is None and got[0].severity == "warning"
+    assert got[0].related[0]["line"] == 7
+
+
+def test_ddp_device_set_or_given_or_not_per_process_is_quiet():
+    sets = DDP_SCRIPT.replace('dist.init_process_group("nccl")', 'torch.npu.set_device(local_rank)\ndist.init_process_group("hccl")')
+    accel = DDP_SCRIPT.replace('dist.init_process_group("nccl")', 'torch.accelerator.set_device_index(local_rank)\ndist.init_process_group()')
+    dev_id = DDP_SCRIPT.replace('dist.init_process_group("nccl")', 'dist.init_process_group(device_id=torch.device("npu", local_rank))')
+    given = DDP_SCRIPT.replace("DDP(model)", "DDP(model, device_ids=[local_rank])")
+    positional = DDP_SCRIPT.replace("DDP(model)", "DDP(model, [local_rank])")
+    no_rank = DDP_SCRIPT.replace('local_rank = int(os.environ["LOCAL_RANK"])', "rank = 0").replace("{local_rank}", "{rank}")
+    no_group = DDP_SCRIPT.replace('dist.init_process_group("nccl")\n', "")  # set up elsewhere (a helper may set the device)
+    for text in (sets, accel, dev_id, given, positional, no_rank, no_group):
+        assert codes(scan(text, ["DST013"])) == [], text
+
+
+def test_ddp_local_class_named_like_torchs_is_not_reported():
+    text = DDP_SCRIPT.replace("from torch.nn.parallel import DistributedDataParallel as DDP",
+                              "class DDP:\n    def __init__(self, m):\n        self.m = m")
+    assert codes(scan(text, ["DST013"])) == []

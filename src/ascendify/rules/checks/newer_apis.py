@@ -284,3 +284,53 @@ def not_cpu_flag(ctx) -> None:
             (line, col), _end = ctx.span(truth.origin)
             ctx.findings[-1].related = [{"path": ctx.path, "line": line, "col": col,
                                          "message": f"`{flag}` is defined here as `{defined}`: true for any device that is not the CPU"}]
+
+
+# ---------------------------------------------------------------------- DST013: DDP, no device set
+DDP_CALLS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+                       "torch.nn.DistributedDataParallel"})
+_INIT_CALLS = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}) | {
+    q for q in MESH_CALLS if q.endswith("init_device_mesh")}
+_SETS_DEVICE = re.compile(r"\bset_device(?:_index)?\b|\b(?:cuda|npu|accelerator)\.device\(|\bdevice_id\s*=")
+"""Text that sets the process's current device: ``torch.cuda/npu.set_device``, ``torch.accelerator.set_device_index``,
+``with torch.cuda.device(i)``, ``init_process_group(device_id=...)``."""
+_PER_PROCESS = re.compile(r"\bLOCAL_RANK\b|\blocal_rank\b|\.spawn\(|\bSLURM_LOCALID\b")
+"""Text that says the script runs one process per device (torchrun's ``LOCAL_RANK``, ``--local_rank``, ``mp.spawn``)."""
+
+
+@dataclass
+class _DdpSites:
+    ddp: list = field(default_factory=list)  # DDP calls without device_ids
+    init: list = field(default_factory=list)  # process-group / device-mesh constructors
+
+
+@check("DST013", ast.Call, names=("DistributedDataParallel", "init_process_group", "init_device_mesh"))
+def ddp_sites(node: ast.Call, ctx) -> None:
+    q = ctx.call_name(node)
+    if q in _INIT_CALLS:
+        ctx.state(_DdpSites).init.append(node)
+        return
+    if q not in DDP_CALLS:
+        return
+    if len(node.args) > 1 or any(isinstance(a, ast.Starred) for a in node.args):
+        return
+    if any(k.arg is None or k.arg in ("device_ids", "device_mesh", "process_group") for k in node.keywords):
+        return  # device_ids given (or a mesh / group that carries the devices), or **kwargs we cannot read
+    ctx.state(_DdpSites).ddp.append(node)
+
+
+@file_check("DST013")
+def ddp_device_not_set(ctx) -> None:
+    st = ctx.peek_state(_DdpSites)
+    if st is None or not st.ddp or not st.init:
+        return
+    if _SETS_DEVICE.search(ctx.text) or not _PER_PROCESS.search(ctx.text):
+        return
+    init = st.init[0]
+    for call in st.ddp:
+        before = len(ctx.findings)
+        ctx.report(call, None, init_line=ctx.line_ref(init.lineno))
+        if len(ctx.findings) > before:
+            (line, col), _end = ctx.span(init)
+            ctx.findings[-1].related = [{"path": ctx.path, "line": line, "col": col,
+                                         "message": "the process group is set up here, and no current device is set for this process"}]
