@@ -114,14 +114,17 @@ def summarize(ctx, findings: list) -> dict:
             continue  # an argparse default is a value the function returns, not work it does
         for start, end, name in spans:
             if start <= f.line <= end:
-                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message[:160]])
+                fix = "" if f.fix is None else "safe" if f.fix.safe else "unsafe"
+                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message[:160], fix])
     for cname, cnode, kind in defs:  # a class's own work: its body and __init__, not its other methods
         if kind == "class" and cname in work:
             other = [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
                      if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name != "__init__"]
             work[cname] = [w for w in work[cname] if not any(a <= w[1] <= b for a, b in other)]
+    fix_of: dict = {}  # name -> the weakest fix among all its work (the list below keeps MAX_RELATED of it)
     for name, items in work.items():  # the worst first, then in file order
         items.sort(key=lambda w: (-severity_rank(w[3]), w[1], w[2]))
+        fix_of[name] = _weakest(w[5] for w in items)
         del items[MAX_RELATED:]
     functions: dict = {}
     classes: dict = {}
@@ -156,7 +159,8 @@ def summarize(ctx, findings: list) -> dict:
                 break
             p = getattr(p, "_asc_parent", None)
     for name, node, kind in defs:
-        entry = {"line": node.lineno, "col": node.col_offset, "work": work.get(name, [])[:MAX_RELATED], "calls": []}
+        entry = {"line": node.lineno, "col": node.col_offset, "work": work.get(name, [])[:MAX_RELATED], "calls": [],
+                 "fix": fix_of.get(name, "safe")}
         if kind == "class":
             classes[name] = entry
             continue
@@ -167,6 +171,7 @@ def summarize(ctx, findings: list) -> dict:
         init = functions.get(name + ".__init__")
         if init is not None:
             entry["work"] = (entry["work"] + [w for w in init["work"] if w not in entry["work"]])[:MAX_RELATED]
+            entry["fix"] = _weakest((entry["fix"], init["fix"]))
             entry["calls"] = sorted(set(entry["calls"]) | set(init["calls"]))
     constants: dict = {}
     for st in tree.body:
@@ -189,7 +194,30 @@ def summarize(ctx, findings: list) -> dict:
            "uses": uses, "noqa": noqa}
     if reexports:
         out["reexports"] = reexports
+    if uses:
+        t = _module_torch(tree)
+        if t is not None:
+            out["torch"] = t  # the module-level name of torch: an agnostic fix here can define DEVICE_TYPE
     return out
+
+
+def _module_torch(tree: ast.Module) -> Optional[str]:
+    """The name ``import torch`` binds at module level (also in a top-level ``if``/``try``), or None."""
+    todo = list(tree.body)
+    while todo:
+        st = todo.pop(0)
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                if a.name == "torch":
+                    return a.asname or "torch"
+        elif isinstance(st, (ast.If, ast.Try)):
+            todo.extend(st.body + st.orelse + getattr(st, "finalbody", []))
+    return None
+
+
+# the agnostic prelude as rules/checks/agnostic.py writes it (the same text: the fixer adds it once)
+_DEVICE_TYPE = ('DEVICE_TYPE = {t}.accelerator.current_accelerator().type if {t}.accelerator.is_available() '
+                'and {t}.accelerator.current_accelerator().type in ("cuda", "npu") else "cpu"')
 
 
 def _library_reexports(ctx) -> dict:
@@ -419,6 +447,33 @@ def _member(summary: dict, member: str) -> Optional[dict]:
     return summary["functions"].get(member) or summary["classes"].get(member)
 
 
+def _weakest(fixes) -> str:
+    """The weakest of work items' fixes: "" (one has none), "unsafe", or "safe" (all safe; also for none)."""
+    fixes = set(fixes)
+    return "" if "" in fixes else "unsafe" if "unsafe" in fixes else "safe"
+
+
+def _transitive_fix(index: _Index) -> dict:
+    """(rel, member) → the weakest fix of all the work it does or reaches through project calls (a
+    summary without "fix": ""): "safe" means `ascendify fix` fixes every piece, so a call site's DEV026 goes."""
+    level: dict = {}
+    edges: dict = {}
+    for rel, s in index.summaries.items():
+        for kind in ("functions", "classes"):
+            for name, e in s[kind].items():
+                level[(rel, name)] = e.get("fix", "")
+                edges[(rel, name)] = [t for t in (index.target(c, rel) for c in e.get("calls", ()))
+                                      if t is not None and t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None]
+    changed = True
+    while changed:  # levels only go down (3 of them): a few rounds
+        changed = False
+        for k, tgts in edges.items():
+            new = _weakest([level[k]] + [level.get(t, "") for t in tgts])
+            if new != level[k]:
+                level[k], changed = new, True
+    return level
+
+
 def _transitive_work(index: _Index) -> dict:
     """(rel, member) → list of (rel, work item) including work reached through project calls."""
     own: dict = {}
@@ -465,6 +520,7 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
 
     index = _Index(summaries)
     work = _transitive_work(index)
+    fix_level = _transitive_fix(index)
     # a helper called from many modules is a library utility, not a step of a script: its own
     # findings say what to fix, and a finding at each of hundreds of call sites would be noise
     callers: dict = {}
@@ -500,9 +556,11 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                     continue
                 if len(callers.get(t, ())) > MAX_CALLING_MODULES:
                     continue
-                items = work.get((trel, member)) or []
+                key = (trel, member)
+                items = work.get(key) or []
                 if not items and "." in member:  # Class.method via an instance is not tracked; a module attr call is
-                    items = work.get((trel, member.split(".")[0])) or []
+                    key = (trel, member.split(".")[0])
+                    items = work.get(key) or []
                 if not items:
                     continue
                 sev = max((w[3] for _r, w in items), key=severity_rank)
@@ -519,10 +577,11 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
                 if dead:
                     f.note(f"dead code on an Ascend host: under the CUDA-only test at line {where[5:]}", "dead", int(where[5:]))
-                # "cause": the call site's finding is there because of that work; the list is all of it while
-                # shorter than MAX_RELATED, so fixing each item there settles this finding (scan's plan counts it)
-                whole = len(items) < MAX_RELATED
-                f.related = [{"path": r, "line": w[1], "col": w[2], "code": w[0], "message": f"{w[0]}: {text_of(r, w)}", "cause": whole}
+                # "cause": the call site's finding is there because of that work, and `ascendify fix` fixes all of
+                # it (also what the list leaves out): the finding goes with those fixes (scan's plan counts it so)
+                lvl = fix_level.get(key, "")
+                settles = lvl == "safe" or (lvl == "unsafe" and bool(getattr(settings, "unsafe_fixes", False)))
+                f.related = [{"path": r, "line": w[1], "col": w[2], "code": w[0], "message": f"{w[0]}: {text_of(r, w)}", "cause": settles}
                              for r, w in items]
                 out.append(f)
             elif use["kind"] == "backend":
@@ -560,9 +619,10 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
 
 def _reexport_call(use: dict, rel: str, trel: str, rx: dict, settings, rules: dict, summary: dict) -> Optional[Finding]:
     """EXT017 at ``use`` (a call in ``rel``) of a name ``trel`` imports from a summarised library (``rx``): the
-    work the call reaches, given what it passes; for ``--target npu`` a ``device="npu"``-style keyword where all
-    of it is a CUDA device default the call leaves out and the helper takes its own NPU path for that value
-    (the summary's ``npu_when``): safe on an Ascend host."""
+    work the call reaches, given what it passes.  Where all of it is a CUDA device default the call leaves out
+    and the helper takes its own NPU path for that value (the summary's ``npu_when``), a safe fix passes it:
+    ``device="npu"`` (npu), ``device="npu" if DEVICE_TYPE == "npu" else "cuda"`` (agnostic: CUDA and
+    CPU-only hosts keep the default, so CPU autocast is not switched on)."""
     rule = rules.get("EXT017")
     line, col = use["tok"]
     if rule is None or not settings.enabled("EXT017", rel) or _suppressed(summary, line, "EXT017"):
@@ -594,10 +654,16 @@ def _reexport_call(use: dict, rel: str, trel: str, rx: dict, settings, rules: di
     msg += f" (imported through {trel})"
     fx = None
     params = [w[3][1:].partition("@")[0] for w in work if w[3].startswith("!") and w[0].startswith("default ")]
-    if (settings.target == "npu" and len(params) == len(work) and len(set(params)) == 1 and not star
+    if (len(params) == len(work) and len(set(params)) == 1 and not star
             and params[0] in rx.get("npu_when", ())):  # the helper has its own path for "npu" there
-        fx = Fix((Edit("add_arg", f'{params[0]}="npu"', (sp[0], sp[1]), (sp[2], sp[3])),), True,
-                 f'pass {params[0]}="npu" (the helper\'s NPU path)')
+        p = params[0]
+        default = next(w[0] for w in work).partition("=")[2]  # '"cuda"'
+        if settings.target == "npu":
+            fx = Fix((Edit("add_arg", f'{p}="npu"', (sp[0], sp[1]), (sp[2], sp[3])),), True, f'pass {p}="npu" (the helper\'s NPU path)')
+        elif summary.get("torch"):  # agnostic: "npu" on an Ascend host only; CUDA and CPU hosts keep the default
+            fx = Fix((Edit("add_arg", f'{p}="npu" if DEVICE_TYPE == "npu" else {default}', (sp[0], sp[1]), (sp[2], sp[3])),
+                      Edit("add_prelude", _DEVICE_TYPE.format(t=summary["torch"]))), True,
+                     f"pass {p}=\"npu\" on an Ascend host (the helper's NPU path)")
     sev = rule.severity
     where = use.get("where", "")
     if where.startswith("dead:"):
