@@ -32,3 +32,11 @@ def off_on_npu(device):
         torch.cuda.synchronize()
     if cuda and torch.cuda.device_count() > 1:  # false on an NPU: DEV008's
         torch.cuda.synchronize()
+
+
+def flags_only(device, model):
+    cuda = device.type != "cpu"
+    if cuda:
+        torch.backends.cudnn.benchmark = True  # a backend flag, not CUDA work
+    use_bf16 = cuda and torch.cuda.is_bf16_supported()  # the value is a CUDA test: DEV009's
+    return use_bf16

@@ -169,6 +169,20 @@ class _FlagUses:
     uses: list = field(default_factory=list)
 
 
+_CPU_TEST = re.compile(r"""[!=]=\s*["']cpu["']|["']cpu["']\s*[!=]=""")
+
+
+@dataclass
+class _CpuTests:
+    """The file compares something with ``"cpu"`` (else no flag can mean "not the CPU": the checks stop at once)."""
+
+    present: bool
+
+
+def _may_have_flags(ctx) -> bool:
+    return ctx.state(_CpuTests, lambda c: _CpuTests(_CPU_TEST.search(c.text) is not None)).present
+
+
 def _is_flag(test: ast.AST) -> bool:
     """``cuda`` / ``self.use_gpu`` / ``args.cuda`` / ``not cpu``: a name for a test, not the test."""
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -212,28 +226,30 @@ def _guarded(ctx, test: ast.AST, region) -> None:
 
 @check("DEV027", ast.If, ast.IfExp)
 def not_cpu_flag_guard(node, ctx) -> None:
-    if "cpu" not in ctx.text:
+    if not _may_have_flags(ctx):
         return
     _guarded(ctx, node.test, node.body if isinstance(node, ast.If) else [node.body])
 
 
 @check("DEV027", ast.BoolOp)
 def not_cpu_flag_and(node: ast.BoolOp, ctx) -> None:
-    if not isinstance(node.op, ast.And) or "cpu" not in ctx.text or isinstance(parent(node), (ast.If, ast.IfExp, ast.While)):
+    if not isinstance(node.op, ast.And) or isinstance(parent(node), (ast.If, ast.IfExp, ast.While)) or not _may_have_flags(ctx):
         return
     for i, v in enumerate(node.values[:-1]):
         t = _not_cpu(v, ctx)
-        if t is not None:
-            ctx.state(_FlagUses).uses.append((v, t, node.values[i + 1:]))
+        if t is None:
+            continue
+        rest = node.values[i + 1:]
+        if any(ctx.model.branches.truth(o).value is False for o in rest):
+            continue  # `use_amp = cuda and torch.cuda.is_bf16_supported()`: a CUDA test, its own rule's
+        ctx.state(_FlagUses).uses.append((v, t, rest))
 
 
 @check("DEV027", ast.Call)
 def not_cpu_flag_argument(node: ast.Call, ctx) -> None:
     """``torch.cuda.amp.GradScaler(enabled=cuda)``: the flag switches a CUDA call on."""
-    if "cpu" not in ctx.text:
-        return
     q = ctx.call_name(node)
-    if q is None or not (q.startswith("torch.cuda.") or q.startswith("torch.backends.cudnn.")):
+    if q is None or not q.startswith("torch.cuda.") or not _may_have_flags(ctx):
         return
     for v in list(node.args) + [k.value for k in node.keywords]:
         t = _not_cpu(v, ctx)
@@ -242,14 +258,15 @@ def not_cpu_flag_argument(node: ast.Call, ctx) -> None:
 
 
 def _cuda_work(ctx, region) -> Optional[ast.AST]:
-    """The first CUDA-only reference in ``region`` (statements or expressions): a ``torch.cuda`` /
-    ``torch.backends.cudnn`` name, a ``.cuda()`` call, a ``"cuda"`` device literal."""
+    """The first CUDA-only reference in ``region`` (statements or expressions): a ``torch.cuda`` name,
+    a ``.cuda()`` call, a ``"cuda"`` device literal.  (``torch.backends.cudnn`` flags are not work: they
+    do nothing on an NPU, and DEV018/DEV019 say so.)"""
     for root in region:
         for n in ast.walk(root):
             cls = n.__class__
             if cls is ast.Attribute or cls is ast.Name:
                 q = ctx.qualname(n)
-                if q is not None and (q == "torch.cuda" or q.startswith(("torch.cuda.", "torch.backends.cudnn."))):
+                if q is not None and (q == "torch.cuda" or q.startswith("torch.cuda.")):
                     p = parent(n)
                     if isinstance(p, ast.Attribute) and ctx.qualname(p) is not None:
                         continue  # the outermost name of the chain is reported
