@@ -123,6 +123,34 @@ def oom_line(d: dict) -> str:
 
 
 def render_text(report: Report, max_findings: Optional[int] = None) -> str:
+    if report.incidents:
+        return _render_incidents(report, max_findings)
+    return _render_one(report, max_findings)
+
+
+def _files_label(rep: Report) -> str:
+    paths = [s.path for s in rep.files]
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def _render_incidents(report: Report, max_findings: Optional[int]) -> str:
+    """Inputs that hold separate incidents (other job folders, time spans hours apart): one section each."""
+    n = len(report.incidents)
+    out = [f"{n} separate incidents in these logs (different job folders, more than an hour apart); each is diagnosed on its own."]
+    for i, rep in enumerate(report.incidents, 1):
+        out.append(f"Incident {i}: {headline(rep)}  [{_files_label(rep)}]")
+    out.append("")
+    for i, rep in enumerate(report.incidents, 1):
+        out.append(f"=== Incident {i} of {n}: {_files_label(rep)} ===")
+        body = _render_one(Report(rep.findings, rep.files, [], rep.context), max_findings)
+        out.append(body.rstrip())
+        out.append("")
+    for note in report.notes:
+        out.append(f"note: {note}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _render_one(report: Report, max_findings: Optional[int] = None) -> str:
     d = report.to_dict()["summary"]
     out = [headline(report)]
     shown = report.findings if max_findings is None else report.findings[:max_findings]

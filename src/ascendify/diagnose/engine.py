@@ -49,6 +49,7 @@ from ascendify.diagnose.scanner import (
     Hit,
     Scanner,
     expand_inputs,
+    _ts,
     open_input,
     rank_from_path,
 )
@@ -137,6 +138,7 @@ class Finding:
     known_issue: Optional[dict] = None  # the known issue matched (known_issues.Match.to_dict() + "fix_note")
     settings: list = field(default_factory=list)  # ids of the framework settings added to the fix (frameworks.toml)
     variant: str = ""  # the word of another log line that chose this entry's variant reading (signature variants)
+    incident: int = 0  # the incident (1, 2, ...) of a report whose inputs hold separate incidents; 0: only one
 
     def add(self, hit: Hit) -> None:
         self.count += 1
@@ -181,7 +183,7 @@ class Finding:
             "next_step": self.next_step, "details": self.details, "scan_rules": rules,
             "consequence_of": self.consequence_of or None, "source": self.source, "verified": self.verified,
             "reason": self.reason or None, "known_issue": self.known_issue, "framework_settings": self.settings or None,
-            "variant": self.variant or None,
+            "variant": self.variant or None, **({"incident": self.incident} if self.incident else {}),
         }
 
 
@@ -206,12 +208,15 @@ class Report:
     files: list  # FileStats
     notes: list
     context: dict = field(default_factory=dict)
+    incidents: list = field(default_factory=list)  # separate incidents (each a Report) when the inputs hold more than one
 
     @property
     def errors(self) -> list:
         return [f for f in self.findings if f.severity == "error"]
 
     def first_error(self) -> Optional[Finding]:
+        if self.incidents:
+            return self.incidents[0].first_error()
         errs = self.errors
         if not errs:
             return None
@@ -219,7 +224,10 @@ class Report:
 
     def first_failure(self) -> Optional[Finding]:
         """The error *cause* that happened first in time (the rank that failed first), else the first error.
-        Without times, a cause on the rank torch elastic names as the first observed failure comes first."""
+        Without times, a cause on the rank torch elastic names as the first observed failure comes first.
+        With separate incidents: that of the first incident."""
+        if self.incidents:
+            return self.incidents[0].first_failure()
         causes = [f for f in self.errors if f.role == "cause" and not f.generic] or [f for f in self.errors if f.role == "cause"]
         if not causes:
             return self.first_error()
@@ -248,12 +256,22 @@ class Report:
                 "first_error": None if fe is None else fe.evidence[0].to_dict(),
                 "first_failure": first_failure,
                 "framework": (self.context.get("framework") or {}).get("value"),
+                "incidents": max(1, len(self.incidents)),
             },
             "context": self.context,
             "findings": [dict(f.to_dict(), order=i + 1) for i, f in enumerate(self.findings)],
             "files": [{"path": s.path, "lines": s.lines, "bytes": s.bytes, "matched_lines": s.hits, "skipped": s.skipped or None} for s in self.files],
             "notes": self.notes,
+            **({"incidents": [dict(_incident_summary(r), incident=i) for i, r in enumerate(self.incidents, 1)]}
+               if self.incidents else {}),
         }
+
+
+def _incident_summary(rep: "Report") -> dict:
+    d = rep.to_dict()
+    return {"files": [s.path for s in rep.files], "root_cause": d["summary"]["root_cause"],
+            "first_failure": d["summary"]["first_failure"], "findings": len(rep.findings),
+            "errors": len(rep.errors), "framework": d["summary"]["framework"]}
 
 
 @dataclass
@@ -847,8 +865,10 @@ class Aggregator:
         text = reason_mod.extract(first.text) or " ".join(first.text.split())[:300]
         if m is not None:
             rec = m.record
+            kind = "known issue" if m.close else "closest known issue"
             f = Finding(id="known-issue", family=rec.get("framework") or rec.get("project") or "known-issue",
-                        title=f"known issue {rec['id']}: {rec.get('title') or rec['cause']}"[:160], severity="error", role="cause", cause=rec["cause"],
+                        title=f"{kind} {rec['id']}: {rec.get('title') or rec['cause']}"[:160], severity="error", role="cause",
+                        cause=rec["cause"] if m.close else f"Perhaps (match {m.confidence:.2f}, not certain): {rec['cause']}",
                         fix=rec["fix"], next_step="Compare the thread with your setup (versions, flags); the log "
                         "lines it quotes are shown as evidence.", source=rec["url"], base_confidence=0.5, key=rec["id"])
             terms = set(m.terms)
@@ -927,14 +947,16 @@ class Aggregator:
         rec = m.record
         note = ki_mod.compare_fixed(rec, versions)
         f.known_issue = dict(m.to_dict(), fix_note=note or None)
-        ref = f"known issue {rec['id']} ({rec['url']}, match {m.confidence:.2f})"
+        kind = "known issue" if m.close else "closest known issue"  # a weak match is offered, not asserted
+        ref = f"{kind} {rec['id']} ({rec['url']}, match {m.confidence:.2f}" + ("" if m.close else ", not certain") + ")"
         lead = f.generic or f.role == "wrapper" or f.family in ("reason", "python", "cann-code", "acl-code", "torch-npu-code") \
             or m.confidence >= 0.8
         if lead and m.confidence < 0.8 and self._phrase_explained(f):
             lead = False  # a message-family rule already reads this message: a loose thread match follows it
         if lead:
-            f.cause = f"{rec['cause']} ({ref}.) " + f.cause
-            f.fix = rec["fix"].rstrip(". ") + "." + (f" {note}" if note else "") + " Otherwise: " + f.fix
+            f.cause = ("" if m.close else "Perhaps: ") + f"{rec['cause']} ({ref}.) " + f.cause
+            f.fix = ("" if m.close else "If it is that issue: ") + rec["fix"].rstrip(". ") + "." + (f" {note}" if note else "") \
+                + " Otherwise: " + f.fix
         else:
             f.fix = f.fix.rstrip() + f" Also a {ref}: {rec['fix'].rstrip('. ')}." + (f" {note}" if note else "")
         f.base_confidence = max(f.base_confidence, round(0.5 + 0.4 * m.confidence, 2))
@@ -966,15 +988,131 @@ def confidence(f: Finding) -> float:
     return round(max(0.01, min(0.99, c)), 2)
 
 
+INCIDENT_GAP = 3600.0
+"""Seconds between the time spans of two job folders above which they are separate incidents (about twice
+HCCL's default execution timeout of 1836 s, the longest a rank of one job waits for another: a heuristic)."""
+PROBE_BYTES = 64 << 10
+_JOB_PART = re.compile(r"^(?:(?:rank|worker|proc|node|device|dev|npu)[_-]?\d{1,5}|plog|device|run|debug|logs?)$", re.IGNORECASE)
+
+
+def job_folder(path: str) -> str:
+    """The folder of the job a log belongs to: its folder with trailing per-rank / per-device / CANN log-layout
+    parts dropped (``logs/worker-3/out.log`` and ``logs/rank_1.log`` → ``logs``; ``ascend/log/debug/plog/plog-1.log``
+    and ``ascend/log/debug/device-0/device-1.log`` → ``ascend``)."""
+    if path == "-":
+        return "-"
+    parts = os.path.normpath(os.path.dirname(os.path.abspath(path))).split(os.sep)
+    while len(parts) > 1 and _JOB_PART.match(parts[-1]):
+        parts.pop()
+    return os.sep.join(parts) or os.sep
+
+
+def time_span(path: str) -> Optional[tuple]:
+    """``(first, last)`` timestamps of a plain log file from its first and last :data:`PROBE_BYTES`, or None
+    (stdin, a compressed file, no full-date timestamp)."""
+    if path == "-" or path.endswith(".gz"):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(PROBE_BYTES)
+            size = os.fstat(fh.fileno()).st_size
+            if size > PROBE_BYTES:
+                fh.seek(max(PROBE_BYTES, size - PROBE_BYTES))
+                tail = fh.read(PROBE_BYTES)
+            else:
+                tail = head
+    except OSError:
+        return None
+    first = _first_ts(head)
+    last = _ts(tail, 0, len(tail))
+    if first is None or last is None:
+        return None
+    return (min(first, last), max(first, last))
+
+
+_TS_FULL = re.compile(rb"(\d{4})-(\d\d)-(\d\d)[- T](\d\d):(\d\d):(\d\d)")
+
+
+def _first_ts(buf: bytes) -> Optional[float]:
+    m = _TS_FULL.search(buf)
+    if m is None:
+        return None
+    try:
+        return datetime(*(int(g) for g in m.groups())).timestamp()
+    except ValueError:
+        return None
+
+
+def incident_groups(files: list) -> list:
+    """``[[file, ...], ...]``: the inputs split into separate incidents.  Files of one job folder
+    (:func:`job_folder`) are one incident; two job folders are separate incidents only when both show
+    timestamps and their time spans are more than :data:`INCIDENT_GAP` apart (when in doubt, one incident:
+    a job's rank logs must never be split)."""
+    order, by_folder = [], {}
+    for f in files:
+        k = job_folder(f)
+        if k not in by_folder:
+            by_folder[k] = []
+            order.append(k)
+        by_folder[k].append(f)
+    if len(order) < 2:
+        return [list(files)]
+    spans = {}
+    for k in order:
+        ss = [time_span(f) for f in by_folder[k]]
+        spans[k] = None if any(s is None for s in ss) else (min(s[0] for s in ss), max(s[1] for s in ss))
+    parent = {k: k for k in order}
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            sa, sb = spans[a], spans[b]
+            apart = sa is not None and sb is not None and (sb[0] - sa[1] > INCIDENT_GAP or sa[0] - sb[1] > INCIDENT_GAP)
+            if not apart:
+                parent[root(b)] = root(a)
+    groups: dict = {}
+    for f in files:
+        groups.setdefault(root(job_folder(f)), []).append(f)
+    return [groups[k] for k in order if k in groups]
+
+
 def diagnose(paths: tuple, kb: Optional[KnowledgeBase] = None, chip: Optional[str] = None,
              torch_npu: Optional[str] = None) -> Report:
     """Diagnose log files / folders / ``-``.  ``chip`` (soc_version or family) and
     ``torch_npu`` (version) override what the log shows.  Raises
     ``AscendifyError`` for a missing path or an unknown chip; unreadable or
-    binary files become notes."""
+    binary files become notes.  Inputs that are separate incidents (:func:`incident_groups`) are diagnosed
+    each on its own: the report lists their findings incident by incident (``Report.incidents``)."""
     kb = kb or load()
-    ctx = Context(chip=chip, torch_npu=torch_npu)
+    Context(chip=chip, torch_npu=torch_npu)  # an unknown --chip is reported before a missing path
     files, notes = expand_inputs(paths)
+    if not files:
+        raise AscendifyError("no log files found in " + ", ".join(paths) + " (expected *.log files, rank log folders, plog folders or '-')")
+    groups = incident_groups(files)
+    parts = [_diagnose_files(g, kb, chip, torch_npu) for g in groups]
+    parts.sort(key=lambda r: not r.errors)  # incidents with errors first, else in input order
+    if len(parts) == 1:
+        rep = parts[0]
+        rep.notes = notes + rep.notes
+        return rep
+    findings, stats, pnotes = [], [], list(notes)
+    for i, rep in enumerate(parts, 1):
+        for f in rep.findings:
+            f.incident = i
+        findings += rep.findings
+        stats += rep.files
+        pnotes += rep.notes
+    return Report(findings, stats, pnotes, parts[0].context, incidents=parts)
+
+
+def _diagnose_files(files: list, kb: KnowledgeBase, chip: Optional[str], torch_npu: Optional[str]) -> Report:
+    ctx = Context(chip=chip, torch_npu=torch_npu)
+    notes: list = []
     scanner = Scanner(Matcher(kb), context=ctx)
     agg = Aggregator(kb, context=ctx)
     stats_all = []
@@ -1003,7 +1141,5 @@ def diagnose(paths: tuple, kb: Optional[KnowledgeBase] = None, chip: Optional[st
             notes.append(f"{name}: empty file")
     if files and all(s.skipped or s.bytes == 0 for s in stats_all) and not agg.findings:
         notes.append("no readable log text in the inputs")
-    if not files:
-        raise AscendifyError("no log files found in " + ", ".join(paths) + " (expected *.log files, rank log folders, plog folders or '-')")
     findings = agg.result()
     return Report(findings, stats_all, notes, ctx.to_dict())

@@ -49,7 +49,7 @@ from ascendify.diagnose import reason as reason_mod
 
 DATA_DIR = "known_issues"
 INDEX_NAME = "_index.json"
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 FIELDS = ("id", "project", "url", "date", "title", "quote", "affected", "fixed_in", "cause", "fix", "framework", "resolution")
 REQUIRED = ("id", "project", "url", "date", "title", "quote", "cause", "fix", "resolution")
 FRAMEWORKS = ("vllm", "mindspeed", "mindie", "llamafactory", "ms-swift", "lmdeploy", "sglang", "deepspeed", "triton-ascend",
@@ -285,6 +285,7 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
            "docs": docs, "records": records}
     for d in docs:
         d["self"] = round(_score(idx, d, set(d["tf"]))[0], 5)
+        d["top"] = round(_self_score(idx, d), 5)
         d["distinct"] = sum(1 for t in d["tf"] if idf.get(t, 0) > COMMON_IDF)
     _mark_generic(docs, records, idf)
     _mark_catalogued_wrappers(docs, records)
@@ -363,17 +364,56 @@ def _mark_generic(docs: list, records: list, idf: dict) -> None:
                 break
 
 
-def _score(idx: dict, d: dict, q: set) -> tuple:
+SELF_TERMS = 6
+"""Half of a match's confidence is the share of the quote's this many weightiest terms the log holds: a long quote
+(a traceback line with a model name, a path and a sentence around the error) is found by a log that shows its
+distinctive words, without having to repeat every one of them."""
+
+
+def _self_score(idx: dict, d: dict) -> float:
+    _s, common = _score(idx, d, set(d["tf"]))
+    return sum(sorted((w for w, _t in common), reverse=True)[:SELF_TERMS])
+
+
+def _score(idx: dict, d: dict, q) -> tuple:
+    """BM25 of document ``d`` for the query terms ``q`` (a set, or a dict term -> weight 0-1)."""
     idf = idx["idf"]
     norm = K1 * (1 - B + B * d["len"] / idx["avgdl"])
     s = 0.0
     common = []
+    weighted = isinstance(q, dict)
     for t, f in d["tf"].items():
         if t in q:
-            w = idf.get(t, 0.0) * f * (K1 + 1) / (f + norm)
+            w = idf.get(t, 0.0) * f * (K1 + 1) / (f + norm) * (q[t] if weighted else 1.0)
             s += w
             common.append((w, t))
     return s, common
+
+
+CLOSE_CONFIDENCE = 0.7
+"""A match at or above this confidence is stated as the issue; between :data:`MIN_CONFIDENCE` and it, as the
+closest known issue (the fix is offered, not asserted)."""
+NOISE_WEIGHT = 0.6
+"""Weight of the words of a query line that does not look like an error (a frame, an INFO line, a progress row):
+they may confirm a match but not carry it."""
+_ERRORISH = re.compile(r"(?i)error|fail|exception|invalid|not (?:support|implemented|found|exist)|cannot|can't|unable|"
+                       r"timed? ?out|refused|denied|abort|illegal|overflow|mismatch|incompatible|no module|"
+                       r"undefined|\bnan\b|\binf\b|out of memory|\b(?:E[0-9A-Z]\d{4}|ERR\d{5})\b|must be|should be|"
+                       r"unsupported|conflict|killed|assert|错误|失败|不支持")
+
+
+def query_weights(query: Iterable[str]) -> dict:
+    """``{term: weight}`` of the query lines: 1 for a term of a line that reads as an error (a code, "failed",
+    "not supported", "must be" ...), :data:`NOISE_WEIGHT` for a term only noise lines hold."""
+    out: dict = {}
+    for text in query:
+        if not text:
+            continue
+        w = 1.0 if _ERRORISH.search(text) else NOISE_WEIGHT
+        for t in tokens(text):
+            if out.get(t, 0.0) < w:
+                out[t] = w
+    return out
 
 
 @dataclass
@@ -384,6 +424,13 @@ class Match:
     terms: list  # the distinctive terms log and record share, most weighty first
     enough: bool = True  # shares enough distinctive terms (:data:`MIN_TERMS`, fewer for a short quote)
     coverage: float = 0.0  # share of the record's quoted lines the log matches closely (ties go to the higher)
+    same_framework: bool = False  # the record's framework is the one the log shows (ties go to it)
+
+    @property
+    def close(self) -> bool:
+        """Close enough to assert that this is the issue (:data:`CLOSE_CONFIDENCE`); below it the answer says
+        "closest known issue"."""
+        return self.confidence >= CLOSE_CONFIDENCE
 
     def to_dict(self) -> dict:
         r = self.record
@@ -411,9 +458,8 @@ class Index:
     def search(self, query: Iterable[str], framework: Optional[str] = None, top: int = 5,
                exclude: Optional[set] = None) -> list:
         """Records ranked for the query text(s); ``confidence`` = score / the record's own best score."""
-        q = set()
-        for text in query:
-            q.update(tokens(text))
+        qw = query_weights(query)
+        q = set(qw)
         if not q or not self.docs:
             return []
         post = self._postings()
@@ -428,14 +474,18 @@ class Index:
             rec = self.records[d["rec"]]
             if (exclude and rec["url"].rstrip("/") in exclude) or d["self"] <= 0:
                 continue
-            s, common = _score(self.data, d, q)
-            conf = s / d["self"] * (TITLE_WEIGHT if d["kind"] == "title" else 1.0) * (GENERIC_WEIGHT if d.get("generic") else 1.0)
+            s, common = _score(self.data, d, qw)
+            # how much of the quote the log holds: the mean of the share of all its words' weight and of its
+            # SELF_TERMS weightiest words' weight (a long quote is found by its distinctive words, and 1.0 still
+            # means the whole quote)
+            conf = 0.5 * (s / d["self"] + min(1.0, s / (d.get("top") or d["self"]))) * (TITLE_WEIGHT if d["kind"] == "title" else 1.0) * (GENERIC_WEIGHT if d.get("generic") else 1.0)
             fw = rec.get("framework")
             if framework and fw and fw not in (framework, "torch_npu", "cann", "hccl", "container"):
                 conf *= 0.8  # an issue of another framework than the one the log shows
+            same_fw = bool(framework) and fw == framework
             terms = [t for w, t in sorted(common, reverse=True) if self.data["idf"].get(t, 0) > COMMON_IDF]
             need = min(MIN_TERMS, d.get("distinct", MIN_TERMS))
-            m = Match(rec, s, min(conf, 1.0), terms, len(terms) >= max(1, need))
+            m = Match(rec, s, min(conf, 1.0), terms, len(terms) >= max(1, need), same_framework=same_fw)
             if d["kind"] == "quote" and m.confidence >= MIN_CONFIDENCE:
                 covered[d["rec"]] = covered.get(d["rec"], 0) + 1
             old = best.get(d["rec"])
@@ -446,7 +496,9 @@ class Index:
             nquotes[ri] = max(1, len([q for q in (self.records[ri].get("quote") or []) if q.strip()][:12]))
         for ri, m in best.items():
             m.coverage = round(covered.get(ri, 0) / nquotes[ri], 3)
-        out = sorted(best.values(), key=lambda m: (-m.enough, -round(m.confidence, 2), -m.coverage, -m.score, m.record["id"]))
+        # ties: the issue of the framework the log shows, then the one whose quoted lines the log covers best
+        out = sorted(best.values(), key=lambda m: (-m.enough, -round(m.confidence, 2), -m.same_framework, -m.coverage,
+                                                   -m.score, m.record["id"]))
         return out[:top]
 
     def best(self, query: Iterable[str], framework: Optional[str] = None) -> Optional[Match]:

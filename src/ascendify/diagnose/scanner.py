@@ -441,8 +441,10 @@ class Scanner:
             if coded or _FOLLOW_RE.search(raw):
                 self._follow_left = FOLLOW_LINES
                 self._follow_until = self.base + le + (FOLLOW_LINES << 10)
-            if exc is None and (coded or ((following or b"[ERROR]" in raw) and reason_mod.continuation(body))):
-                # the first [ERROR] line of a chain states the reason itself, not only the lines after it
+            if exc is None and (coded or (not self._tb.active and (following or b"[ERROR]" in raw)
+                                          and reason_mod.continuation(body))):
+                # the first [ERROR] line of a chain states the reason itself, not only the lines after it; the
+                # indented source lines of a Python traceback printed after a CANN line are no continuation of it
                 why = reason_mod.extract(body)
             salient = bench = False
             if lm is None and exc is None and not events and not why:
