@@ -264,7 +264,9 @@ ENTRIES = [
         "name": "yolov5", "title": "yolov5 train.py (yolov5n from scratch)", "repo": "yolov5", "cwd": ".", "setup": _yolo,
         "argv": ["train.py", "--img", "64", "--batch", "2", "--epochs", "1", "--data", "synth.yaml", "--cfg",
                  "models/yolov5n.yaml", "--weights", "", "--workers", "0", "--noplots", "--name", "trial", "--exist-ok"],
-        "cpu": ["--device", "cpu"], "cmp": [],
+        # check_amp() turns AMP on for an accelerator (fp16 autocast + GradScaler, as on CUDA) and off on the CPU,
+        # and train.py has no switch for it: no fp32 run of a copy to compare with the CPU's
+        "cpu": None, "cmp": [], "no_cpu": "fp16 AMP on the NPU as on CUDA, fp32 on the CPU: check_amp() has no switch",
         "loss": r"(0/0)\s+\S+\s+([0-9.]+\s+[0-9.]+\s+[0-9.]+)",
     },
     {
@@ -376,13 +378,22 @@ def _outcome(r: dict, entry) -> str:
     p = doc.get("parameters") or {}
     if p.get("on"):
         parts.append(f"params {p['on']}" + (" (LOUD)" if p.get("loud") else ""))
-    ac = [f"{a['device_type']} {'off' if a.get('disabled') or not a.get('dtype') else str(a['dtype']).replace('torch.', '')}"
-          for a in doc.get("autocast") or []]
-    if ac:
-        parts.append("autocast " + ", ".join(ac))
+    ac, by_program = [], 0
+    for a in doc.get("autocast") or []:
+        if a.get("switched_off"):
+            ac.append(f"{a['device_type']} AMP SWITCHED OFF")
+        elif a.get("disabled") or not a.get("dtype"):
+            by_program += 1  # enabled=False written by the program (an fp32 reference pass)
+        else:
+            ac.append(f"{a['device_type']} {str(a['dtype']).replace('torch.', '')}")
+    if ac or by_program:
+        parts.append("autocast " + (", ".join(ac) or "none on") + (" (+ enabled=False by the program)" if by_program else ""))
     gs = doc.get("gradscaler") or {}
-    if any(gs.get(k) for k in ("skip", "backoff", "grow")):
-        parts.append(f"scaler skip {gs.get('skip')} backoff {gs.get('backoff')}")
+    made = gs.get("constructed") or []
+    if any(c.get("enabled") for c in made):
+        parts.append(f"loss scaler on ({gs.get('steps', 0)} steps, {gs.get('skip', 0)} skipped)")
+    elif made:
+        parts.append("loss scaler OFF (" + ", ".join(sorted({str(c.get('device_type')) for c in made})) + ")")
     if doc.get("fallbacks"):
         parts.append("fallbacks " + ", ".join(f["op"] for f in doc["fallbacks"]))
     if doc.get("dtype_findings"):
