@@ -114,3 +114,15 @@ def test_loss_option_gives_the_loss_and_silences_the_warning(gpt):
 def test_help_says_how_inputs_map():
     text = " ".join(run_cli("fit", "--help").out.split())
     assert "parameter of that name" in text and "--loss" in text
+
+
+def test_text_report_says_the_warning_once(gpt, tmp_path):
+    # the text report on the terminal carries the warning: not a second copy on stderr
+    r = run_cli("fit", gpt + ":factory", "--input", IDX)
+    assert r.code in (0, 1), r.err
+    assert (r.out + r.err).count("targets left at its default") == 1, (r.out, r.err)
+    assert "warning: forward(idx, targets=None)" in r.out and "warning" not in r.err
+    # a report written to a file (or JSON) keeps it there and says it once on stderr too
+    out = tmp_path / "fit.txt"
+    r = run_cli("fit", gpt + ":factory", "--input", IDX, "-o", str(out))
+    assert r.err.count("targets left at its default") == 1 and out.read_text().count("targets left at its default") == 1

@@ -61,8 +61,9 @@ def fit(factory: str, inputs: tuple, loss: Optional[str], chip: Optional[str], o
                      alloc_conf=alloc_conf if alloc_conf is not None else os.environ.get("PYTORCH_NPU_ALLOC_CONF") or None,
                      runtime_reserve=int(runtime_reserve * (1 << 20)) if runtime_reserve is not None else None,
                      loss=loss)
-    for w in result.get("warnings", []):
-        click.echo(f"ascendify: warning: {w}", err=True)
+    if fmt == "json" or output_file:  # the text report on standard output carries them: said once
+        for w in result.get("warnings", []):
+            click.echo(f"ascendify: warning: {w}", err=True)
     if plot:
         write_plot(result, plot)
         click.echo(f"plot: {plot}", err=True)  # stderr, as compare and profile: standard output stays the report
