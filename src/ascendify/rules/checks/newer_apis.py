@@ -248,8 +248,10 @@ def not_cpu_flag_and(node: ast.BoolOp, ctx) -> None:
 @check("DEV027", ast.Call)
 def not_cpu_flag_argument(node: ast.Call, ctx) -> None:
     """``torch.cuda.amp.GradScaler(enabled=cuda)``: the flag switches a CUDA call on."""
+    if not (node.args or node.keywords) or not _may_have_flags(ctx):
+        return
     q = ctx.call_name(node)
-    if q is None or not q.startswith("torch.cuda.") or not _may_have_flags(ctx):
+    if q is None or not q.startswith("torch.cuda."):
         return
     for v in list(node.args) + [k.value for k in node.keywords]:
         t = _not_cpu(v, ctx)
