@@ -1,7 +1,8 @@
 """The standing field trial (issue 23): public training programs, migrated with both targets, run for a
 few steps under ``ascendify run`` next to a plain CPU run; prints the table.
 
-    python bench/field_trial.py [--cache DIR] [--only nanogpt,mingpt,...] [--keep]
+    python bench/field_trial.py [--cache DIR] [--only nanogpt,mingpt,...] [--json FILE]
+    python bench/field_trial.py --rescan [--only ...]     # the second scan of the copies the last run kept
 
 The repositories are NOT part of ascendify and are never committed: the script expects each one
 cloned at its pinned commit under ``CACHE/src/<name>`` (``git clone URL && git checkout COMMIT``;
@@ -464,15 +465,59 @@ def trial(entry, work: str, timeout: int) -> dict:
             "secs": round(sum(r["secs"] for r in res.values()), 1)}
 
 
+def rescan(entry, work: str) -> dict:
+    """The second scan of the kept copies (issue 23): ``ascendify scan COPY --target T -j 1 --no-cache`` of each
+    migrated copy (for a pytorch/examples entry its own folder), findings by severity and the codes of the
+    ones above info."""
+    out = {"entry": entry["title"]}
+    for target in ("npu", "agnostic"):
+        d = os.path.join(work, entry["name"], target)
+        d = os.path.join(d, entry["cwd"]) if entry["cwd"] != "." else d
+        if not os.path.isdir(d):
+            out[target] = "no copy (run the trial first)"
+            continue
+        r = subprocess.run([sys.executable, "-m", "ascendify", "scan", ".", "--target", target, "-j", "1", "--no-cache",
+                            "--format", "json", "--fail-on", "never", "--exclude", "out-trial"],
+                           capture_output=True, text=True, env=_env(), cwd=d)
+        try:
+            found = json.loads(r.stdout)["findings"]
+        except (ValueError, KeyError):
+            out[target] = f"scan failed (exit {r.returncode}): {r.stderr.strip()[-200:]}"
+            continue
+        sev: dict = {}
+        codes: dict = {}
+        for f in found:
+            sev[f["severity"]] = sev.get(f["severity"], 0) + 1
+            if f["severity"] != "info":
+                key = f"{f['code']} {f['severity']}"
+                codes[key] = codes.get(key, 0) + 1
+        order = ("error", "silent", "warning", "info")
+        out[target] = (f"{len(found)} (" + ", ".join(f"{sev[k]} {k}" for k in order if sev.get(k)) + ")"
+                       + ("; " + ", ".join(f"{k} x{n}" for k, n in sorted(codes.items())) if codes else ""))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--only", default=",".join(e["name"] for e in ENTRIES))
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--json", default=None, help="also write the rows as JSON here")
+    ap.add_argument("--rescan", action="store_true",
+                    help="only the second scan of the copies a previous run kept (CACHE/work): findings per copy")
     a = ap.parse_args(argv)
     globals()["CACHE"] = a.cache
     work = os.path.join(a.cache, "work")
+    if a.rescan:
+        rows = [rescan(e, work) for e in ENTRIES if e["name"] in a.only.split(",")]
+        print("| entry point | npu copy: findings | agnostic copy: findings |")
+        print("|---|---|---|")
+        for r in rows:
+            print(f"| {r['entry']} | {r['npu']} | {r['agnostic']} |")
+        if a.json:
+            with open(a.json, "w", encoding="utf-8") as fh:
+                json.dump(rows, fh, indent=1)
+        return 0
     rows = []
     for e in ENTRIES:
         if e["name"] not in a.only.split(","):
