@@ -68,17 +68,16 @@ def fit_display(res: dict) -> dict:
 
 def _includes(paths: tuple) -> dict[str, Any]:
     """``--include`` files by section, each recognised by its content; a file no ascendify
-    command writes gets a one-line warning naming it and is left out."""
+    command writes is an error (one line naming it, exit 2)."""
     out = {}
     for p in paths:
         try:
             name, data = load_section_file(p)
         except ValueError as exc:
             raise AscendifyError(str(exc))
-        if name is None:
-            click.echo(f"ascendify: warning: {p}: not a result of an ascendify command (doctor, probe, diagnose, profile, compare, "
-                       "export, fit, scan --format json); left out of the report", err=True)
-            continue
+        if name is None:  # a usage error, as any bad input (docs/cli.md): checked before anything runs or is written
+            raise AscendifyError(f"{p}: not an ascendify result (the --format json output of doctor, probe, diagnose, profile, "
+                                 "compare, export, fit, run or scan); pass one of those, or drop this --include")
         if name in ("report", "migrate"):
             click.echo(f"ascendify: warning: {p}: a {name} result, not a section; left out (re-render a report with --from)", err=True)
             continue
@@ -123,6 +122,7 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     settings = project_settings((project,), select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if is_within(out, project):
         raise AscendifyError(f"{out}: the output folder must be outside the project {project}")
+    included = _includes(include)  # a bad --include fails before the scan and the copy
     result = _run_scan((project,), settings, cache_dir, no_cache, jobs, quiet=fmt != "text")
     for p, m in result.problems:
         click.echo(f"ascendify: {p}: {m}", err=True)
@@ -150,7 +150,7 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     fit = fit_section(project, settings.chip)
     if fit is not None:
         sections["fit"] = fit
-    sections.update(_includes(include))
+    sections.update(included)
     verified = verify_section(verify_cmd, migrated, settings) if verify_cmd else None
     report = build_report(project, result, run, settings, sections, migrated_dir=migrated)
     if verified is not None:
@@ -245,6 +245,7 @@ def report(project, from_json, include, out_dir, target, torch_npu, chip, fmt, o
         raise AscendifyError("report needs an output folder: --out-dir DIR (index.html and report.json go there)")
     if bool(project) == bool(from_json):
         raise AscendifyError("give either a PROJECT folder or --from report.json")
+    included = _includes(include)
     if from_json:
         try:
             with open(from_json, encoding="utf-8") as fh:
@@ -253,11 +254,11 @@ def report(project, from_json, include, out_dir, target, torch_npu, chip, fmt, o
             raise AscendifyError(f"{from_json}: not a readable report.json ({exc}); pass the file written by migrate")
         if doc.get("schema", "").split("/")[0] != "ascendify-report":
             raise AscendifyError(f"{from_json}: not an ascendify report (no 'schema': 'ascendify-report/…')")
-        add_sections(doc, _includes(include))
+        add_sections(doc, included)
     else:
         settings = project_settings((project,), (), (), (), (), (), target, torch_npu, chip, None, False, "never")
         result = _run_scan((project,), settings, None, False, None, quiet=fmt != "text")
-        doc = build_report(project, result, None, settings, _includes(include))
+        doc = build_report(project, result, None, settings, included)
     try:
         index = render_site(doc, out)
     except OSError as exc:
