@@ -74,6 +74,9 @@ def test_fixed_and_effort_agree_in_scan_changelog_and_report(tmp_path, which):
     # findings - fixed (a fixed helper also settles its call sites' DEV026)
     rescan = json.loads(run_cli("scan", str(tmp_path / "fixed"), "--format", "json", "--no-cache", cwd=str(tmp_path)).out)
     assert rs["open"] == len(log["remaining"]) == log["summary"]["open"] == rescan["summary"]["findings"]
+    # and the plan said so: findings = fixed + settled (call sites of fixed helpers) + open
+    assert (s["open"], s["settled"]) == (log["summary"]["open"], log["summary"]["settled"]) == (rs["open"], rs["settled"])
+    assert s["findings"] == s["fixed"] + s["settled"] + s["open"]
     assert rs["unsafe"] == log["summary"]["unsafe"] <= s["unsafe"]
     assert f"{rs['fixed']} fixed automatically, {rs['open']} need a person" in mig.out
     # the same grade and reason per file
@@ -91,11 +94,15 @@ def test_fixed_and_effort_agree_in_scan_changelog_and_report(tmp_path, which):
 
 def test_scan_text_uses_the_same_sentence(tmp_path):
     r = run_cli("scan", EXAMPLE, "--no-cache", cwd=str(tmp_path))
-    assert "`ascendify fix` fixes 33 of 60 finding(s) automatically (55%); 27 need a person (7 of them fixable with --unsafe-fixes)." in r.out
+    # 60 = 33 fixed + 7 call sites (DEV026) that go with their helpers' fixes + 20 for a person (issue 19: the plan
+    # says what the fix run and a scan of the migrated copy find, and each number says what it counts)
+    assert ("`ascendify fix` fixes 33 of 60 finding(s) automatically (55%), 7 more go with those fixes (call sites of the "
+            "fixed code); 20 need a person (7 of them fixable with --unsafe-fixes).") in r.out
     assert "Auto-fixable" not in r.out
     r = run_cli("fix", EXAMPLE, "--no-cache", cwd=str(tmp_path))
     # 20, not 60 - 33: what a scan of the fixed copy finds (issue 19: call sites of fixed helpers are settled)
-    assert "would fix 33 finding(s) in 6 file(s); 20 remaining finding(s) need a person (7 more fixable with --unsafe-fixes)" in r.err
+    assert ("would fix 33 finding(s) in 6 file(s), and 7 more would go with those fixes (call sites of the fixed code); "
+            "20 remaining finding(s) need a person (7 of them fixable with --unsafe-fixes)") in r.err
 
 
 def test_effort_grades():
@@ -234,6 +241,7 @@ def test_unsafe_fixes_count_as_fixed_only_when_applied(tmp_path):
     # open: what a scan of the copy finds (issue 19), 13, not 60 - 40
     assert (log["summary"]["fixed"], log["summary"]["unsafe"], log["summary"]["open"]) == (40, 0, 13)
     assert len(log["changes"]) == 40 and len(log["remaining"]) == 13
-    assert "fixed 40 finding(s) in 7 file(s); 13 remaining finding(s) need a person." in r.err
+    assert "fixed 40 finding(s) in 7 file(s), and 7 more went with those fixes (call sites of the fixed code); 13 remaining finding(s) need a person." in r.err
+    assert log["summary"]["settled"] == 7 and log["summary"]["new"] == 0  # 60 = 40 + 7 + 13
     again = json.loads(run_cli("scan", str(tmp_path / "u"), "--format", "json", "--no-cache", cwd=str(tmp_path)).out)
     assert again["summary"]["findings"] == 13

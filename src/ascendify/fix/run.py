@@ -525,7 +525,11 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     left_unsafe = sum(1 for f in run.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes)
     # findings and fixed: the scan the run started from; open: what a scan of the final state finds (a fix
     # can also settle findings it did not touch, a call site's DEV026, or leave ones it could not place)
-    counts.update(open=len(run.remaining), unsafe=left_unsafe, manual=len(run.remaining) - left_unsafe)
+    open_ = len(run.remaining)
+    # findings = fixed + settled + open: settled are the scan's findings without a fix of their own that the
+    # final state no longer has (a call site's DEV026 once its helper is fixed); new ones the fixes left are counted
+    counts.update(open=open_, unsafe=left_unsafe, manual=open_ - left_unsafe,
+                  settled=max(0, counts["findings"] - counts["fixed"] - open_), new=max(0, open_ - (counts["findings"] - counts["fixed"])))
     run.counts = counts
     run.counts["text"] = fixed_sentence(run.counts)
     run.diff = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diffs)

@@ -10,9 +10,11 @@ from ascendify.diagnostics import SEVERITIES, Finding
 EFFORTS = ("none", "low", "medium", "high")
 
 # --------------------------------------------------------------------------- "fixed": one definition
-FIX_STATES = ("fixed", "unsafe", "manual")
+FIX_STATES = ("fixed", "settled", "unsafe", "manual")
 """What happens to a finding: ``fixed`` — ``ascendify fix`` rewrites it (with the run's settings, or,
-after a fix run, the run did rewrite it); ``unsafe`` — it has a fix that needs ``--unsafe-fixes``
+after a fix run, the run did rewrite it); ``settled`` — it has no fix of its own but goes once the
+findings it is made from are fixed (a call site's DEV026 when the helper's CUDA work is all fixed: its
+``related`` entries are its ``cause``); ``unsafe`` — it has a fix that needs ``--unsafe-fixes``
 and was not applied; ``manual`` — no automatic fix (or one that did not apply).  A finding that is
 not ``fixed`` needs a person.  Scan's summary, the fix run's change log and the report all count
 with :func:`fix_state` / :func:`fix_counts`, so their numbers agree."""
@@ -41,9 +43,26 @@ def fixed_by_run(findings: list[Finding], run) -> set:
     return out
 
 
-def fix_state(f: Finding, unsafe_fixes: bool = False, fixed: Optional[set] = None) -> str:
+def settled_by_plan(findings: list[Finding], unsafe_fixes: bool = False) -> set:
+    """``id()`` of each finding without a fix of its own whose every related entry is a cause that
+    ``ascendify fix`` fixes (:func:`fix_state` "fixed"): a fix run does not leave it (its related
+    entries are all the work behind it; the project pass marks them ``cause``)."""
+    planned = {(f.path, f.line, f.col, f.code) for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)}
+    out = set()
+    for f in findings:
+        causes = [r for r in f.related or () if "cause" in r]  # entries without it explain (an import's resolution)
+        if f.fix is None and causes and all(r["cause"] and (r.get("path"), r.get("line"), r.get("col"), r.get("code")) in planned
+                                            for r in causes):
+            out.add(id(f))
+    return out
+
+
+def fix_state(f: Finding, unsafe_fixes: bool = False, fixed: Optional[set] = None, settled: Optional[set] = None) -> str:
     """The finding's :data:`FIX_STATES` entry.  ``fixed``: ids from :func:`fixed_by_run` after a
-    fix run; None = what ``ascendify fix`` would do (safe fixes, and unsafe ones with ``unsafe_fixes``)."""
+    fix run; None = what ``ascendify fix`` would do (safe fixes, and unsafe ones with ``unsafe_fixes``).
+    ``settled``: ids from :func:`settled_by_plan` (for a plan)."""
+    if settled and id(f) in settled:
+        return "settled"
     if f.fix is None:
         return "manual"
     if fixed is not None:
@@ -53,14 +72,18 @@ def fix_state(f: Finding, unsafe_fixes: bool = False, fixed: Optional[set] = Non
     return "fixed" if f.fix.safe or unsafe_fixes else "unsafe"
 
 
-def fix_counts(findings: list[Finding], unsafe_fixes: bool = False, fixed: Optional[set] = None) -> dict[str, Any]:
-    """Counts by :func:`fix_state`: ``findings``, ``fixed``, ``fixed_share`` (0–1, 3 decimals),
-    ``open`` (need a person: findings − fixed), of which ``unsafe`` (fixable with --unsafe-fixes)
-    and ``manual``; ``done`` is True after a fix run (``fixed`` given), False for a plan."""
-    states = Counter(fix_state(f, unsafe_fixes, fixed) for f in findings)
+def fix_counts(findings: list[Finding], unsafe_fixes: bool = False, fixed: Optional[set] = None,
+               settled: Optional[set] = None) -> dict[str, Any]:
+    """Counts by :func:`fix_state`: ``findings``, ``fixed`` (rewritten), ``settled`` (no fix of its own,
+    gone with the fixes of what it is made from), ``fixed_share`` (0–1, 3 decimals), ``open`` (need a
+    person: findings − fixed − settled), of which ``unsafe`` (fixable with --unsafe-fixes) and
+    ``manual``; ``done`` is True after a fix run (``fixed`` given), False for a plan.  After a fix run
+    the caller sets ``open``/``settled`` from the final state of the fixed tree."""
+    states = Counter(fix_state(f, unsafe_fixes, fixed, settled) for f in findings)
     n = len(findings)
     return {"findings": n, "fixed": states["fixed"], "fixed_share": round(states["fixed"] / n, 3) if n else 0.0,
-            "open": n - states["fixed"], "unsafe": states["unsafe"], "manual": states["manual"], "done": fixed is not None}
+            "settled": states["settled"], "open": n - states["fixed"] - states["settled"], "unsafe": states["unsafe"],
+            "manual": states["manual"], "done": fixed is not None}
 
 
 def fixed_sentence(c: dict[str, Any]) -> str:
@@ -68,9 +91,14 @@ def fixed_sentence(c: dict[str, Any]) -> str:
     n = c["findings"]
     head = (f"{c['fixed']} of {n} finding(s) fixed automatically ({c['fixed_share']:.0%})" if c["done"]
             else f"`ascendify fix` fixes {c['fixed']} of {n} finding(s) automatically ({c['fixed_share']:.0%})")
+    if c.get("settled"):  # findings + 0 = fixed + settled + open
+        head += (f", {c['settled']} more went with those fixes" if c["done"] else f", {c['settled']} more go with those fixes")
+        head += " (call sites of the fixed code)"
     tail = f"; {c['open']} need a person"
     if c["unsafe"]:
         tail += f" ({c['unsafe']} of them fixable with --unsafe-fixes)"
+    if c.get("new"):
+        tail += f"; {c['new']} of those are new in the fixed code"
     return head + tail + "."
 
 
@@ -80,7 +108,8 @@ HEAVY_CATEGORIES = frozenset({"amp", "compile", "third-party", "distributed"})
 another CUDA-only library, porting AMP, choosing a torch.compile backend, re-plumbing collectives."""
 
 
-def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Optional[set] = None) -> tuple[str, str]:
+def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Optional[set] = None,
+                settled: Optional[set] = None) -> tuple[str, str]:
     """(effort, reasoning) for one file's findings, from :func:`fix_state`.
 
     none: nothing to change.  high: a parse error or CUDA-only third-party code (error/silent)
@@ -97,8 +126,9 @@ def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Opti
         return f"{k} {one if k == 1 else many}"
 
     n = len(findings)
-    states = [(f, fix_state(f, unsafe_fixes, fixed)) for f in findings]
+    states = [(f, fix_state(f, unsafe_fixes, fixed, settled)) for f in findings]
     done = [f for f, st in states if st == "fixed"]
+    gone = [f for f, st in states if st == "settled"]
     unsafe = [f for f, st in states if st == "unsafe"]
     manual = [f for f, st in states if st == "manual"]
     manual_severe = [f for f in manual if f.severity in ("error", "silent")]
@@ -110,6 +140,8 @@ def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Opti
     # "safely" for the plan of a run without --unsafe-fixes (only safe fixes go in)
     verb = "fixed safely by `ascendify fix`" if fixed is None and not unsafe_fixes else "fixed by `ascendify fix`"
     head = f"{count(n, 'finding', 'findings')}, {len(done)} {verb}"
+    if gone:
+        head += f", {len(gone)} with the fixes of the code {'it calls' if len(gone) == 1 else 'they call'}"
     if unsafe:
         head += f", {len(unsafe)} more with `--unsafe-fixes`"
 
@@ -160,6 +192,8 @@ def summarize(findings: list[Finding], files: list[str], lines: dict | None = No
     per_file: dict[str, list[Finding]] = defaultdict(list)
     for f in findings:
         per_file[f.path].append(f)
+    # the plan's: after a fix run too (per file; the run's totals come from the final state, fix_tree)
+    settled = settled_by_plan(findings, unsafe_fixes)
     by_sev = Counter(f.severity for f in findings)
     by_cat = Counter(f.category for f in findings)
     by_code = Counter(f.code for f in findings)
@@ -168,8 +202,8 @@ def summarize(findings: list[Finding], files: list[str], lines: dict | None = No
     files_out = []
     for path in sorted(set(files) | set(per_file)):
         fs = per_file.get(path, [])
-        effort, why = file_effort(fs, unsafe_fixes, fixed)
-        fc = fix_counts(fs, unsafe_fixes, fixed)
+        effort, why = file_effort(fs, unsafe_fixes, fixed, settled)
+        fc = fix_counts(fs, unsafe_fixes, fixed, settled)
         files_out.append(
             {
                 "path": path,
@@ -183,7 +217,7 @@ def summarize(findings: list[Finding], files: list[str], lines: dict | None = No
                 "effort_reason": why,
             }
         )
-    counts = fix_counts(findings, unsafe_fixes, fixed)
+    counts = fix_counts(findings, unsafe_fixes, fixed, settled)
     return {
         "files_scanned": len(files),
         "lines_scanned": sum((lines or {}).values()),
@@ -193,6 +227,7 @@ def summarize(findings: list[Finding], files: list[str], lines: dict | None = No
         "fixable_share": round(fixable / len(findings), 3) if findings else 0.0,
         "fixed": counts["fixed"],
         "fixed_share": counts["fixed_share"],
+        "settled": counts["settled"],
         "open": counts["open"],
         "unsafe": counts["unsafe"],
         "fixed_done": counts["done"],

@@ -104,7 +104,8 @@ def build_report(
         findings.append(d)
     summary = summarize(result.findings, result.files, result.lines, settings.unsafe_fixes, fixed_ids)
     if fixrun is not None and fixrun.counts:  # what needs a person: the final state of the migrated copy
-        summary.update({k: fixrun.counts[k] for k in ("open", "unsafe", "manual") if k in fixrun.counts})
+        summary.update({k: fixrun.counts[k] for k in ("open", "unsafe", "manual", "settled", "new") if k in fixrun.counts})
+        summary["fixed_text"] = fixrun.counts.get("text", summary["fixed_text"])
     for i, fdoc in enumerate(summary["files"]):
         fdoc["page"] = f"files/{i}.html"
     plan = []

@@ -227,8 +227,12 @@ def fix_json(run, mode: str, out_dir: Optional[str], settings: Settings) -> dict
 def fix_summary(run, verb: str) -> str:
     """The one-line summary of a fix run (``verb``: would fix / fixed)."""
     s = run.stats()
-    return (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s); {s['remaining']} remaining finding(s) need a person"
-            + (f" ({s['unsafe_skipped']} more fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "")
+    settled = (run.counts or {}).get("settled")
+    gone = (f", and {settled} more {'would go' if verb.startswith('would') else 'went'} with those fixes (call sites of the fixed code)"
+            if settled else "")
+    # remaining: what a scan of the fixed code finds (the final state of every file and the project pass over it)
+    return (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s){gone}; {s['remaining']} remaining finding(s) need a person"
+            + (f" ({s['unsafe_skipped']} of them fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "")
             + (f"; {len(run.errors)} file(s) could not be rewritten (see above) and were left unchanged" if run.errors else "")
             + (f"; {len(run.problems)} file(s) are missing from the migrated copy (see above)" if run.problems else "") + ".")
 

@@ -512,18 +512,20 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
             ctx.findings = apply_policy(ctx.findings, ctx)
         if settings.target == "npu":
             import_policy(ctx.findings, ctx)
+    # noqa once, after every pass that makes this file's findings (checks, policy); the summary is made
+    # from what it keeps, so a suppressed helper line is no CUDA work at its callers either
+    noqa = _noqa_map(ctx.lines)
+    if noqa:
+        ctx.findings = [f for f in ctx.findings if not (f.line in noqa and suppresses(noqa[f.line], f.code))]
     if summary_out is not None and not src.is_notebook:
         try:
             summary_out.append(summarize(ctx, ctx.findings))
         except RecursionError:  # absurd nesting: no summary, the file's own findings stand
             pass
 
-    noqa = _noqa_map(ctx.lines)
     out = []
     for f in ctx.findings:
-        if noqa and f.line in noqa and suppresses(noqa[f.line], f.code):
-            continue
-        if not settings.enabled(f.code, rel_path):  # also the rules run only for the project pass
+        if not settings.enabled(f.code, rel_path):  # the rules that run only for the project pass: not shown
             continue
         if src.is_notebook:
             f.cell, f.cell_line = src.cell_of(f.line)
