@@ -90,6 +90,10 @@ def test_output_refuses_the_input_folder(tmp_path):
     (tmp_path / "proj" / "m.py").write_text(SRC)
     r = run_cli("fix", "proj", "--out-dir", "proj", *OLD, cwd=str(tmp_path))
     assert r.code == 2 and "must differ from the input" in r.err
+    # just the error, in one line: no "already exists ... files are kept" warning before it (issue 22)
+    assert r.err.strip().splitlines() == ["ascendify: error: proj: the output folder must differ from the input (use --write to edit in place)"]
+    r = run_cli("fix", "proj", "--out-dir", os.path.join(".", "proj", ""), *OLD, cwd=str(tmp_path))  # the same folder spelled otherwise
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and "must differ from the input" in r.err, r.err
 
 
 def test_never_touches_files_outside_paths(tmp_path):

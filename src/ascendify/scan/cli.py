@@ -168,6 +168,8 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
         mode = "output"
         from ascendify.fix.run import stale_output_warning
 
+        if any(os.path.realpath(p) == os.path.realpath(out_dir) for p in paths):  # before any warning: just the error
+            raise AscendifyError(f"{out_dir}: the output folder must differ from the input (use --write to edit in place)")
         warning = stale_output_warning(out_dir)
         if warning:
             click.echo(f"ascendify: warning: {warning}", err=True)
