@@ -11,7 +11,7 @@ import json
 from ascendify.config import Settings
 from ascendify.diagnostics import Finding, Fix, Edit, Note
 from ascendify.output.formats import render_csv, render_json, render_sarif, text_line
-from ascendify.rules.registry import get_rule
+from ascendify.rules.registry import get_rule, load_rules
 from ascendify.scan.engine import analyze_source
 from ascendify.scan.source import read_source
 
@@ -51,14 +51,14 @@ def test_every_format_shows_message_and_notes():
     assert text_line(f).endswith("DEV008 " + whole)
     row = list(csv.reader(io.StringIO(render_csv([f]))))[1]
     assert row[-1] == whole
-    res = json.loads(render_sarif([f]))["runs"][0]["results"][0]
+    res = json.loads(render_sarif([f], rules=load_rules()))["runs"][0]["results"][0]
     assert res["message"]["text"] == whole
     assert res["properties"]["notes"] == [{"text": "a device-keyed table: add an \"npu\" entry", "kind": "table"},
                                           {"text": "second", "kind": "held"}]
     doc = json.loads(render_json([f], {}))
     assert doc["findings"][0]["message"] == f.message and [n["kind"] for n in doc["findings"][0]["notes"]] == ["table", "held"]
     plain = _finding()
-    assert plain.full_message == plain.message and "notes" not in json.loads(render_sarif([plain]))["runs"][0]["results"][0]["properties"]
+    assert plain.full_message == plain.message and "notes" not in json.loads(render_sarif([plain], rules=load_rules()))["runs"][0]["results"][0]["properties"]
 
 
 def test_policy_adds_a_note_and_keeps_the_rules_message(tmp_path):

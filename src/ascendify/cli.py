@@ -24,7 +24,7 @@ LAZY_COMMANDS = {
     "fix": ("ascendify.scan.cli", "fix", "Rewrite what can be rewritten safely (diff by default; --write, --out-dir)."),
     "rules": ("ascendify.scan.cli", "rules_cmd", "List every rule: code, severity, auto-fix, name."),
     "rule": ("ascendify.scan.cli", "rule_cmd", "Show one rule's page."),
-    "ops": ("ascendify.kb.cli", "ops", "Look up NPU support for an aten op or torch API, per torch_npu release."),
+    "ops": ("ascendify.ops_cli", "ops", "Look up NPU support for an aten op or torch API, per torch_npu release."),
     "probe": ("ascendify.probe.cli", "probe", "Run a model or script on the CPU and classify every aten op it dispatches."),
     "doctor": ("ascendify.doctor.cli", "doctor", "Check the torch / torch_npu / CANN / driver / chip stack."),
     "diagnose": ("ascendify.diagnose.cli", "diagnose", "Find the cause and fix of errors in NPU logs."),

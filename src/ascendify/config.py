@@ -24,7 +24,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ascendify.errors import ConfigError
-from ascendify.scan.finding import SEVERITIES
+from ascendify.diagnostics import SEVERITIES
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", "build", "dist",

@@ -84,3 +84,13 @@ def atomic_write(path: str, data: bytes, like: str | None = None, mode: int | No
         except OSError:
             pass
         raise
+
+
+def stale_output_warning(out_dir: str) -> "str | None":
+    """A warning when ``out_dir`` already has files: they are kept, not removed (None if empty)."""
+    try:
+        if os.path.isdir(out_dir) and os.listdir(out_dir):
+            return f"{out_dir} already exists; files in it that are not in the project are kept (remove the folder for a clean copy)"
+    except OSError:
+        return None
+    return None

@@ -186,7 +186,7 @@ def selection_options(fn: Callable) -> Callable:
 def project_options(fn: Callable) -> Callable:
     """What ``scan``, ``fix``, ``migrate`` share: rule selection, target, release, chip, config,
     cache, jobs and ``--fail-on``."""
-    from ascendify.scan.finding import SEVERITIES
+    from ascendify.diagnostics import SEVERITIES
 
     opts = [
         selection_options,

@@ -23,7 +23,7 @@ def add_to_scan(paths, settings, result) -> None:
     and add the DEP findings to ``result`` (a ``ScanResult``); a dependency file with findings
     is counted among ``result.files`` with its line count."""
     from ascendify.deps.parse import split_lines
-    from ascendify.scan.finding import Finding
+    from ascendify.diagnostics import Finding
 
     if not any(settings.enabled(f"DEP00{i}") for i in range(1, 10)):
         return

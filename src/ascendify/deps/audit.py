@@ -23,7 +23,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ascendify.deps.parse import DepFile, Requirement, is_dependency_file, read_file, split_lines
-from ascendify.scan.finding import Finding
+from ascendify.diagnostics import Finding
 from ascendify.semantic.noqa import noqa_map, suppresses
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -28,7 +28,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ascendify.deps.parse import _STRING, DepFile, Requirement, normalize, parse_requirement, split_lines
-from ascendify.scan.finding import Edit, Fix
+from ascendify.diagnostics import Edit, Fix
 
 
 def _eol(text: str) -> str:

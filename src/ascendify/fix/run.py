@@ -538,16 +538,6 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     return run
 
 
-def stale_output_warning(out_dir: str) -> Optional[str]:
-    """A warning when ``out_dir`` already has files: they are kept, not removed (None if empty)."""
-    try:
-        if os.path.isdir(out_dir) and os.listdir(out_dir):
-            return f"{out_dir} already exists; files in it that are not in the project are kept (remove the folder for a clean copy)"
-    except OSError:
-        return None
-    return None
-
-
 def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun, changelog: str) -> None:
     out_abs = os.path.abspath(out_dir)
     try:

@@ -10,7 +10,6 @@ import click
 
 from ascendify import __version__
 from ascendify.output.escape import json_text, text_safe, uri_path
-from ascendify.rules.registry import load_rules
 from ascendify.diagnostics import Finding
 
 FORMATS = ("text", "json", "sarif", "csv")
@@ -85,9 +84,8 @@ def render_json(findings: list[Finding], summary: dict[str, Any], settings: Opti
     return json_text(doc) + "\n"  # file-name bytes that are not UTF-8 as \udcXX escapes
 
 
-def render_sarif(findings: list[Finding], properties: Optional[dict] = None) -> str:
-    """SARIF 2.1.0 log with one run; rules carry their pages as help text."""
-    rules = load_rules()
+def render_sarif(findings: list[Finding], properties: Optional[dict] = None, *, rules: dict) -> str:
+    """SARIF 2.1.0 log with one run; ``rules`` (code → Rule, the registry's) carry their pages as help text."""
     used = sorted({f.code for f in findings})
     index = {c: i for i, c in enumerate(used)}
     driver_rules = []

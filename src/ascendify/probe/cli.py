@@ -42,7 +42,7 @@ def probe(target: Optional[str], script_args: tuple, inputs: tuple, inputs2: tup
     and --chip: CPU fallbacks, AI_CPU dtype risks, float64/complex, bf16, deprecated APIs, dynamic
     shapes.  Never writes into the user's files.  Exit 1 if a finding is an error or the run failed.
     """
-    from ascendify.kb.cli import default_release
+    from ascendify.ops_cli import default_release
     from ascendify.probe import run as prun
     if not torch_npu:
         torch_npu, _ = default_release()

@@ -24,7 +24,7 @@ from ascendify.fix.run import FixRun
 from ascendify.output.summary import fix_state, summarize
 from ascendify.rules.registry import load_rules
 from ascendify.scan.engine import ScanResult
-from ascendify.scan.finding import Finding
+from ascendify.diagnostics import Finding
 
 SCHEMA = "ascendify-report/1"
 SECTIONS = ("doctor", "probe", "diagnose", "profile", "compare", "export", "fit")

@@ -11,7 +11,8 @@ from typing import Any
 import click
 
 from ascendify.errors import AscendifyError
-from ascendify.fix.run import fix_tree, stale_output_warning
+from ascendify.fix.run import fix_tree
+from ascendify.fsutil import stale_output_warning
 from ascendify.report.build import add_sections, build_report, load_section_file
 from ascendify.report.html import render_site
 from ascendify.fsutil import is_within

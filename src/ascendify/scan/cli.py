@@ -16,7 +16,7 @@ from ascendify.output import formats
 from ascendify.output.summary import summarize
 from ascendify.rules.registry import load_rules
 from ascendify.scan.engine import ScanResult, default_cache_dir, discover, scan_files
-from ascendify.scan.finding import Finding, severity_rank
+from ascendify.diagnostics import Finding, severity_rank
 
 
 class FileProgress:
@@ -122,7 +122,8 @@ def scan(paths, select, select_extend, ignore, ignore_extend, exclude, target, t
     if fmt == "json":
         emit(formats.render_json(result.findings, summary, _settings_dict(settings)), output_file)
     elif fmt == "sarif":
-        emit(formats.render_sarif(result.findings, {"torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason}), output_file)
+        emit(formats.render_sarif(result.findings, {"torch_npu": settings.torch_npu, "torch_npu_reason": settings.torch_npu_reason},
+                                  rules=load_rules()), output_file)
     elif fmt == "csv":
         emit(formats.render_csv(result.findings), output_file)
     elif statistics:
@@ -166,7 +167,7 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     settings = project_settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if out_dir:
         mode = "output"
-        from ascendify.fix.run import stale_output_warning
+        from ascendify.fsutil import stale_output_warning
 
         if any(os.path.realpath(p) == os.path.realpath(out_dir) for p in paths):  # before any warning: just the error
             raise AscendifyError(f"{out_dir}: the output folder must differ from the input (use --write to edit in place)")

@@ -1,4 +1,7 @@
-"""``ascendify ops QUERY``: NPU support of an aten op or torch API, per torch_npu release."""
+"""``ascendify ops QUERY``: NPU support of an aten op or torch API, per torch_npu release.
+
+The command of the knowledge base (``ascendify.kb``): it stands above ``ascendify.options``, which
+itself reads the KB (chips, releases), so it is not in the ``kb`` package."""
 
 from __future__ import annotations
 
