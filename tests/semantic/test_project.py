@@ -37,9 +37,15 @@ def test_call_site_names_the_helper_and_its_findings(proj):
     setup = by_line[7]
     assert setup["path"] == "train.py" and setup["severity"] == "error"
     assert "utils/dist.py" in setup["message"] and "setup_distributed" in setup["message"]
-    assert sorted((r["path"], r["line"]) for r in setup["related"]) == [("utils/dist.py", 6), ("utils/dist.py", 7)]
+    work = [r for r in setup["related"] if r.get("kind") != "import"]
+    assert sorted((r["path"], r["line"]) for r in work) == [("utils/dist.py", 6), ("utils/dist.py", 7)]
+    # the last related location says why: the definition the call resolves to, and how Python finds its module
+    why = setup["related"][-1]
+    assert why["kind"] == "import" and (why["path"], why["line"]) == ("utils/dist.py", 5)
+    assert why["message"].startswith("`setup_distributed` resolves to the function `setup_distributed` in utils/dist.py")
+    assert "`utils.dist` is utils/dist.py" in why["message"]
     # train_step() does no CUDA work itself: it calls _sync(), which does
-    assert [(r["path"], r["line"]) for r in by_line[9]["related"]] == [("utils/dist.py", 11)]
+    assert [(r["path"], r["line"]) for r in by_line[9]["related"] if r.get("kind") != "import"] == [("utils/dist.py", 11)]
     # AMP001 in the class is a silent downgrade, not an error
     assert by_line[8]["severity"] == "silent" and "silently wrong" in by_line[8]["message"]
 

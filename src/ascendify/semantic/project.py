@@ -26,10 +26,15 @@ from __future__ import annotations
 
 import ast
 import os
+import posixpath
+import sys
 from typing import Optional
 
 from ascendify.diagnostics import Edit, Finding, Fix, severity_rank
 from ascendify.semantic.bindings import dotted
+from ascendify.semantic.extensions import built_modules, extension_objects
+from ascendify.semantic.imports import Resolver, name_lookup, norm, path_entry
+from ascendify.semantic.instances import method_ref
 from ascendify.semantic.noqa import noqa_map, suppresses
 from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS, int_device_severity
 
@@ -44,6 +49,10 @@ _NOT_PROJECT = frozenset({"torch", "torch_npu", "numpy", "os", "sys", "math", "r
 _NOT_WORK = frozenset({"DEV018", "DEV019", "DEV020", "DEV021", "DEV022", "DEV024", "DST003", "DST004", "MEM005", "IMP002"})
 """Findings that are values or settings written in a function (flags, env-var names, device strings),
 not CUDA work it does: they do not make its callers' call sites findings."""
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"abc", "ast", "glob", "io", "pickle", "socket", "string",
+                                                             "tempfile", "threading", "traceback", "types", "uuid", "contextlib"}
+_EXT_CODES = ("EXT001", "EXT006", "EXT007")
+"""The findings that mark CUDA code the project builds (an extension, a Triton kernel, a cupy kernel)."""
 MAX_RELATED = 5
 MAX_CALLING_MODULES = 8
 MAX_MORE_SITES = 20
@@ -72,8 +81,13 @@ def _imports(ctx) -> dict:
                     out[a.asname or a.name] = [node.module or "", a.name, node.level or 0]
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if a.asname and a.name.split(".")[0] not in _NOT_PROJECT:
+                root = a.name.split(".")[0]
+                if root in _NOT_PROJECT or root in _STDLIB:
+                    continue
+                if a.asname:
                     out[a.asname] = [a.name, "", 0]
+                else:  # `import utils` / `import pkg.mod`: binds the top-level name (`utils.f()`, `pkg.mod.f()`)
+                    out[root] = [root, "", 0]
     return out
 
 
@@ -104,7 +118,9 @@ def summarize(ctx, findings: list) -> dict:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     defs.append((f"{st.name}.{m.name}", m, st.name))
     work: dict = {}
-    spans = [(node.lineno, node.end_lineno or node.lineno, name) for name, node, _kind in defs]
+    spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]), node.end_lineno or node.lineno, name)
+             for name, node, _kind in defs]  # with its decorators (@triton.jit: EXT006 is reported there)
+    ext_items = _extension_items(ctx, findings, every_call)
     for f in findings:
         if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES):
             continue
@@ -116,6 +132,10 @@ def summarize(ctx, findings: list) -> dict:
             if start <= f.line <= end:
                 fix = "" if f.fix is None else "safe" if f.fix.safe else "unsafe"
                 work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message[:160], fix])
+    for call, item in ext_items:  # a call into the project's own CUDA code (fused.op(x) after fused = load(...))
+        for start, end, name in spans:
+            if start <= call.lineno <= end and item not in work.get(name, ()):
+                work.setdefault(name, []).append(item)
     for cname, cnode, kind in defs:  # a class's own work: its body and __init__, not its other methods
         if kind == "class" and cname in work:
             other = [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
@@ -129,28 +149,64 @@ def summarize(ctx, findings: list) -> dict:
     functions: dict = {}
     classes: dict = {}
     local_names = {name for name, _n, kind in defs if kind is None}
+    local_classes = {name for name, _n, kind in defs if kind == "class"}
+
+    def class_ref(fn: ast.AST) -> Optional[str]:
+        """The reference of the project class (or function) a constructor's callee names."""
+        r = _root_local(fn)
+        if r is None:
+            return None
+        if r[0] in imports:
+            return _ref(*imports[r[0]], r[1])
+        if r[0] in local_classes and not r[1]:
+            return "." + "\0" + r[0]
+        return None
+
+    inst_refs: dict = {}  # id(call) -> Class.method reference, for calls on instances of known classes
+    ctor_targets: set = set()  # names (and self attributes) assigned a project class's instance somewhere in the file
+    for n in every_call:
+        p = getattr(n, "_asc_parent", None)
+        if p.__class__ is ast.Assign or p.__class__ is ast.AnnAssign:
+            head = n.func
+            while head.__class__ is ast.Attribute:
+                head = head.value
+            if head.__class__ is ast.Name and (head.id in imports or head.id in local_classes):
+                for t in (p.targets if p.__class__ is ast.Assign else [p.target]):
+                    if t.__class__ is ast.Name:
+                        ctor_targets.add(t.id)
+                    elif t.__class__ is ast.Attribute and t.value.__class__ is ast.Name and t.value.id == "self":
+                        ctor_targets.add("self")
     # calls of other project functions (imported names, or this module's functions), by enclosing def
     def_names = {id(node): name for name, node, kind in defs if kind != "class"}
     calls_by_def: dict = {}
     roots: list = []  # (call, (root, rest)) for calls rooted at an imported or module-level name
     for n in every_call:
-        f = n.func
+        func = n.func.value if n.func.__class__ is ast.Subscript else n.func  # kernel[grid](...): a Triton launch
+        f = func
         while f.__class__ is ast.Attribute:
             f = f.value
-        if f.__class__ is not ast.Name or (f.id not in imports and f.id not in local_names):
+        if f.__class__ is not ast.Name:
             continue
-        r = _root_local(n.func)
-        if r is None:
-            continue
-        roots.append((n, r))
-        root, rest = r
-        if root in imports:
-            mod, nm, lvl = imports[root]
-            ref = _ref(mod, nm, lvl, rest)
-        elif root in local_names and not rest:
-            ref = "." + "\0" + root  # same module
+        if f.id not in imports and f.id not in local_names and f.id not in local_classes:
+            if f.id not in ctor_targets and not (f.id == "self" and func.__class__ is ast.Attribute and local_classes):
+                continue
+            ref = _instance_call(ctx, n, class_ref)  # loss_scaler(loss, opt), self.logger.sync(), self.helper()
+            if ref is None:
+                continue
+            inst_refs[id(n)] = ref
         else:
-            continue
+            r = _root_local(func)
+            if r is None:
+                continue
+            roots.append((n, r))
+            root, rest = r
+            if root in imports:
+                mod, nm, lvl = imports[root]
+                ref = _ref(mod, nm, lvl, rest)
+            elif not rest:
+                ref = "." + "\0" + root  # same module
+            else:
+                continue
         p = getattr(n, "_asc_parent", None)
         while p is not None:
             owner = def_names.get(id(p))
@@ -162,6 +218,10 @@ def summarize(ctx, findings: list) -> dict:
         entry = {"line": node.lineno, "col": node.col_offset, "work": work.get(name, [])[:MAX_RELATED], "calls": [],
                  "fix": fix_of.get(name, "safe")}
         if kind == "class":
+            bases = [b for b in (class_ref(x) for x in node.bases) if b is not None]
+            if bases:  # instantiating it runs the bases' __init__; its methods may be theirs
+                entry["bases"] = bases
+                entry["calls"] = list(bases)
             classes[name] = entry
             continue
         entry["calls"] = sorted(calls_by_def.get(name, ()))
@@ -173,6 +233,8 @@ def summarize(ctx, findings: list) -> dict:
             entry["work"] = (entry["work"] + [w for w in init["work"] if w not in entry["work"]])[:MAX_RELATED]
             entry["fix"] = _weakest((entry["fix"], init["fix"]))
             entry["calls"] = sorted(set(entry["calls"]) | set(init["calls"]))
+        elif entry.get("bases"):
+            entry["calls"] = sorted(entry["calls"])
     constants: dict = {}
     for st in tree.body:
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
@@ -185,19 +247,95 @@ def summarize(ctx, findings: list) -> dict:
     # only what another module can reach matters: functions and classes with work or project calls
     functions = {k: v for k, v in functions.items() if v["work"] or v["calls"]}
     classes = {k: v for k, v in classes.items() if v["work"] or v["calls"]}
-    uses = _uses(ctx, imports, every_call, roots)
+    uses = _uses(ctx, imports, every_call, roots, inst_refs)
     noqa = _noqa_entries(ctx.lines) if "noqa" in ctx.text.lower() else []
     reexports = _library_reexports(ctx)
-    if not (functions or classes or constants or uses or reexports):
-        return {}
-    out = {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
-           "uses": uses, "noqa": noqa}
-    if reexports:
-        out["reexports"] = reexports
-    if uses:
-        t = _module_torch(tree)
-        if t is not None:
-            out["torch"] = t  # the module-level name of torch: an agnostic fix here can define DEVICE_TYPE
+    out: dict = {}
+    if functions or classes or constants or uses or reexports:
+        out = {"imports": imports, "functions": functions, "classes": classes, "constants": constants,
+               "uses": uses, "noqa": noqa}
+        if reexports:
+            out["reexports"] = reexports
+        if uses:
+            t = _module_torch(tree)
+            if t is not None:
+                out["torch"] = t  # the module-level name of torch: an agnostic fix here can define DEVICE_TYPE
+    elif imports:  # a package's __init__ re-exporting its modules' helpers (from .train_utils import setup)
+        out = {"imports": imports}
+    path = _path_entries(ctx, every_call)
+    if path:
+        out["path"] = path
+    builds = _builds(ctx, findings, every_call)
+    if builds:
+        out["builds"] = builds
+    # every module has a summary, even an empty one: the project pass resolves imports as Python does,
+    # and a module that exists shadows same-named ones further along sys.path (another example's utils.py)
+    return out or {"module": 1}
+
+
+def _instance_call(ctx, call: ast.Call, class_ref) -> Optional[str]:
+    """``Class.__call__`` / ``Class.method`` for a call on an instance of a class the file's bindings
+    know (``scaler = NativeScaler()`` … ``scaler(loss, opt)``), or ``self.method()`` in a method."""
+    f = call.func
+    if f.__class__ is ast.Attribute and f.value.__class__ is ast.Name and f.value.id == "self":
+        cls = ctx.bindings.self_class_of(f.value)
+        if cls is not None and any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == f.attr for m in cls.body):
+            return "." + "\0" + f"{cls.name}.{f.attr}"
+    return method_ref(call, ctx.bindings, class_ref)
+
+
+def _ext_item(ctx, findings: list, node: ast.AST) -> Optional[list]:
+    for f in findings:
+        if f.code in _EXT_CODES and ctx.finding_nodes.get(id(f)) is node:
+            return [f.code, f.line, f.col, f.severity, f.message[:160], ""]  # no fix: a kernel to port
+    return None
+
+
+def _extension_items(ctx, findings: list, every_call: list) -> list:
+    """(call, work item) for each call into a module-level name bound to CUDA code the project builds
+    (``fused = load(..., sources=[... .cu])`` … ``fused.fused_bias_act(x)``; a cupy kernel), outside a
+    guard that picks a fallback on an Ascend host (``if x.is_cuda: fused.op(x) else: ref(x)``)."""
+    objs = extension_objects(ctx.tree, ctx.bindings)
+    if not objs:
+        return []
+    items: dict = {}
+    for name, build in objs.items():
+        item = _ext_item(ctx, findings, build)
+        if item is None:  # a cupy kernel: the file's cupy import finding says what it is
+            item = next(([f.code, f.line, f.col, f.severity, f.message[:160], ""] for f in findings if f.code == "EXT007"), None)
+        if item is not None and item[3] in _WORK_SEVERITIES:
+            items[name] = item
+    out = []
+    for n in every_call:
+        f = n.func
+        while f.__class__ is ast.Attribute:
+            f = f.value
+        if f.__class__ is ast.Name and f.id in items and any(b.scope is ctx.bindings.module_scope for b in ctx.bindings.resolve(f)):
+            c = ctx.model.context(n)
+            if not (c.dead or c.intent or c.npu_aware or c.other):
+                out.append((n, items[f.id]))
+    return out
+
+
+def _builds(ctx, findings: list, every_call: list) -> dict:
+    """dotted module name → the work item (its EXT001 finding) of each ``CUDAExtension(...)`` the file builds."""
+    out: dict = {}
+    for name, call in built_modules(every_call, ctx.bindings).items():
+        item = _ext_item(ctx, findings, call)
+        if item is not None:
+            out[name] = item
+    return out
+
+
+def _path_entries(ctx, every_call: list) -> list:
+    """``[[where, folder, line], ...]``: the file's literal ``sys.path.insert/append`` calls."""
+    out = []
+    for n in every_call:
+        f = n.func
+        if f.__class__ is ast.Attribute and f.attr in ("insert", "append") and f.value.__class__ is ast.Attribute and f.value.attr == "path":
+            e = path_entry(n, ctx.path, name_lookup(ctx.bindings, n.lineno))
+            if e is not None:
+                out.append([e[0], e[1], n.lineno])
     return out
 
 
@@ -291,14 +429,22 @@ def _ref(mod: str, name: str, level: int, rest: str) -> str:
 _SINK_NAMES = frozenset({"init_process_group", "new_group", "to", "cuda"})
 
 
-def _uses(ctx, imports: dict, every_call: list, roots: list) -> list:
-    """Calls of imported names, and imported names reaching backend/device sinks."""
+def _uses(ctx, imports: dict, every_call: list, roots: list, inst_refs: Optional[dict] = None) -> list:
+    """Calls of imported names (and methods of instances of imported classes), and imported names
+    reaching backend/device sinks."""
     out: list = []
     seen: dict = {}
     if not imports:
         return out
     rooted = {id(n): r for n, r in roots}
     for n in every_call:
+        inst = (inst_refs or {}).get(id(n))
+        if inst is not None and not inst.startswith("."):
+            if inst not in seen:
+                seen[inst] = {"kind": "call", "ref": inst, "inst": 1, "span": _span(ctx, n), "tok": _tok(ctx, n.func),
+                              "text": ctx.segment(n.func)[:80], "where": _where(ctx, n)}
+                out.append(seen[inst])
+            continue
         r = rooted.get(id(n))
         f = n.func
         name = f.attr if f.__class__ is ast.Attribute else f.id if f.__class__ is ast.Name else None
@@ -375,76 +521,105 @@ def module_names(rel: str) -> list:
     return [".".join(parts[i:]) for i in range(len(parts))]
 
 
-def _package(rel: str) -> list:
-    p = rel.replace(os.sep, "/")
-    parts = [x for x in p.split("/") if x not in ("", ".")]
-    if parts and parts[-1] == "__init__.py":
-        return parts[:-1]
-    return parts[:-1]
-
-
 class _Index:
+    """The scanned modules and Python's import resolution over them (:mod:`ascendify.semantic.imports`):
+    each importing file's own folder first, package roots, ``src/`` layouts, its ``sys.path`` changes;
+    a module a ``CUDAExtension`` builds is a module of its own (no file, CUDA work)."""
+
     def __init__(self, summaries: dict):
         self.summaries = summaries
-        self.by_name: dict = {}
-        clash: set = set()
-        for rel in summaries:
-            for name in module_names(rel):
-                if name in self.by_name and self.by_name[name] != rel:
-                    clash.add(name)
-                self.by_name[name] = rel
-        for name in clash:  # ambiguous suffixes: keep only full matches that are unique
-            self.by_name.pop(name, None)
+        self.builds: dict = {}  # virtual rel of a built extension module -> (rel of the build, work item, dotted name)
+        for rel, s in summaries.items():
+            for name, item in (s.get("builds") or {}).items():
+                d = posixpath.dirname(norm(rel))
+                vrel = (d + "/" if d else "") + name.replace(".", "/") + ".py"
+                self.builds[vrel] = (rel, item, name)
+        self.resolver = Resolver(list(summaries) + list(self.builds), {rel: s.get("path") for rel, s in summaries.items()})
+        self._norm = {norm(rel): rel for rel in list(summaries) + list(self.builds)}
         self._targets: dict = {}
+        self.why: dict = {}  # (ref, importer) -> how the import was resolved, in words
+        self.via: dict = {}  # (ref, importer) -> the module that re-exports it (a package's __init__)
 
     def module(self, dotted: str, importer: str) -> Optional[str]:
-        if dotted.startswith("."):
-            level = len(dotted) - len(dotted.lstrip("."))
-            rest = dotted[level:]
-            pkg = _package(importer)
-            base = pkg[: len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
-            path = "/".join(base + ([x for x in rest.split(".") if x] if rest else []))
-            for cand in (path + ".py", path + "/__init__.py"):
-                for rel in self.summaries:
-                    if rel.replace(os.sep, "/").endswith(cand) and (rel.replace(os.sep, "/") == cand or rel.replace(os.sep, "/").endswith("/" + cand)):
-                        return rel
+        level = len(dotted) - len(dotted.lstrip("."))
+        got = self.resolver.resolve(importer, dotted[level:], level)
+        if got is None or not got.rel:
             return None
-        return self.by_name.get(dotted)
+        return self._norm.get(got.rel)
+
+    def _why(self, dotted: str, importer: str) -> str:
+        level = len(dotted) - len(dotted.lstrip("."))
+        got = self.resolver.resolve(importer, dotted[level:], level)
+        return got.why if got is not None else ""
 
     def target(self, ref: str, importer: str) -> Optional[tuple]:
         """(rel, member) for a reference ``pkg.mod.func`` / ``..mod\\0func`` / ``pkg.mod.Class.method``
-        (memoised: the same references recur across a project)."""
-        key = (ref, importer) if "\0" in ref else ref
+        made in ``importer``, after the target module's re-exports (``from .train_utils import setup``
+        in a package's ``__init__``) and a class's bases (a method it inherits); memoised."""
+        key = (ref, importer)
         try:
             return self._targets[key]
         except KeyError:
             pass
+        self._targets[key] = None  # a cycle of re-exports resolves to nothing
         got = self._target(ref, importer)
+        if got is not None:
+            first = got[0]
+            got = self._follow(got[0], got[1], 0)
+            if got is not None and got[0] != first:
+                self.via[key] = first
         self._targets[key] = got
         return got
+
+    def _follow(self, rel: str, member: str, depth: int) -> Optional[tuple]:
+        s = self.summaries.get(rel)
+        if s is None or depth > 4:
+            return (rel, member) if rel in self.builds else None
+        if member in (s.get("functions") or {}) or member in (s.get("classes") or {}):
+            return rel, member
+        head, _, tail = member.partition(".")
+        imp = (s.get("imports") or {}).get(head)
+        if imp is not None:  # re-exported: `from .train_utils import setup` in utils/__init__.py
+            t = self.target(_ref(imp[0], imp[1], imp[2], tail), rel)
+            if t is not None:
+                return t
+        cls = (s.get("classes") or {}).get(head)
+        if cls is not None and tail:  # a method the class inherits
+            for b in cls.get("bases", ()):
+                t = self.target(b, rel)
+                if t is not None:
+                    t = self._follow(t[0], f"{t[1]}.{tail}", depth + 1)
+                    if t is not None:
+                        return t
+        return rel, member
 
     def _target(self, ref: str, importer: str) -> Optional[tuple]:
         if "\0" in ref:
             dots, full = ref.split("\0", 1)
-            if dots == "." and "." not in full and importer in self.summaries:
-                return importer, full  # same module
+            if dots == "." and importer in self.summaries:
+                s = self.summaries[importer]
+                if "." not in full or full in (s.get("functions") or {}) or full.split(".")[0] in (s.get("classes") or {}):
+                    return importer, full  # same module (a function, a class, a method called on self)
             parts = full.split(".")
             for i in range(len(parts), -1, -1):
                 mod = dots + ".".join(parts[:i]) if i else dots
                 rel = self.module(mod, importer)
                 if rel is not None and i < len(parts):
+                    self.why[(ref, importer)] = self._why(mod, importer)
                     return rel, ".".join(parts[i:])
             return None
         parts = ref.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            rel = self.module(".".join(parts[:i]), importer)
+            mod = ".".join(parts[:i])
+            rel = self.module(mod, importer)
             if rel is not None:
+                self.why[(ref, importer)] = f"`{mod}` is {rel}: {self._why(mod, importer)}"
                 return rel, ".".join(parts[i:])
         return None
 
 
 def _member(summary: dict, member: str) -> Optional[dict]:
-    return summary["functions"].get(member) or summary["classes"].get(member)
+    return (summary.get("functions") or {}).get(member) or (summary.get("classes") or {}).get(member)
 
 
 def _weakest(fixes) -> str:
@@ -460,10 +635,10 @@ def _transitive_fix(index: _Index) -> dict:
     edges: dict = {}
     for rel, s in index.summaries.items():
         for kind in ("functions", "classes"):
-            for name, e in s[kind].items():
+            for name, e in (s.get(kind) or {}).items():
                 level[(rel, name)] = e.get("fix", "")
-                edges[(rel, name)] = [t for t in (index.target(c, rel) for c in e.get("calls", ()))
-                                      if t is not None and t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None]
+                edges[(rel, name)] = [t for t in (index.target(c, rel) for c in e.get("calls", ()))  # a built extension: no fix
+                                      if t is not None and (t[0] in index.builds or t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None)]
     changed = True
     while changed:  # levels only go down (3 of them): a few rounds
         changed = False
@@ -475,12 +650,13 @@ def _transitive_fix(index: _Index) -> dict:
 
 
 def _transitive_work(index: _Index) -> dict:
-    """(rel, member) → list of (rel, work item) including work reached through project calls."""
+    """(rel, member) → list of (rel, work item) including work reached through project calls (a call
+    into a module a ``CUDAExtension`` builds is that build's work)."""
     own: dict = {}
     edges: dict = {}
     for rel, s in index.summaries.items():
         for kind in ("functions", "classes"):
-            for name, e in s[kind].items():
+            for name, e in (s.get(kind) or {}).items():
                 own[(rel, name)] = [(rel, w) for w in e["work"]]
                 tgts = []
                 if len(e["work"]) >= MAX_RELATED:
@@ -488,7 +664,13 @@ def _transitive_work(index: _Index) -> dict:
                     continue  # already as much to show as a finding shows
                 for c in e.get("calls", ()):
                     t = index.target(c, rel)
-                    if t is not None and t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None:
+                    if t is None:
+                        continue
+                    if t[0] in index.builds:
+                        brel, item, _name = index.builds[t[0]]
+                        if (brel, item) not in own[(rel, name)]:
+                            own[(rel, name)].append((brel, item))
+                    elif t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None:
                         tgts.append(t)
                 edges[(rel, name)] = tgts
     total = {k: list(v) for k, v in own.items()}
@@ -503,6 +685,24 @@ def _transitive_work(index: _Index) -> dict:
         if not changed:
             break
     return total
+
+
+def _resolution(index: _Index, use: dict, rel: str, trel: str, member: str) -> dict:
+    """The related location that says why a call reaches ``trel``: the definition it resolves to,
+    and how Python's import system finds that module from ``rel``."""
+    if trel in index.builds:
+        brel, item, name = index.builds[trel]
+        return {"path": brel, "line": item[1], "col": item[2], "kind": "import",
+                "message": f"`{use['text']}` is in `{name}`, the CUDA extension built here (no NPU build)"}
+    e = _member(index.summaries.get(trel) or {}, member) or {}
+    how = index.why.get((use["ref"], rel)) or ""
+    via = index.via.get((use["ref"], rel))
+    if via:
+        how += f"; {via} re-exports it"
+    kind = "class" if member in (index.summaries.get(trel) or {}).get("classes", {}) else "method" if "." in member else "function"
+    inst = " (the class of the instance it is called on, from its assignment)" if use.get("inst") else ""
+    return {"path": trel, "line": e.get("line", 1), "col": e.get("col", 0),
+            "kind": "import", "message": f"`{use['text']}` resolves to the {kind} `{member}` in {trel}{inst}" + (f"; {how}" if how else "")}
 
 
 def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None) -> list:
@@ -525,22 +725,22 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
     # findings say what to fix, and a finding at each of hundreds of call sites would be noise
     callers: dict = {}
     for rel, s in summaries.items():
-        for use in s["uses"]:
+        for use in s.get("uses", ()):
             if use["kind"] == "call":
                 t = index.target(use["ref"], rel)
                 if t is not None:
                     callers.setdefault(t, set()).add(rel)
     out: list = []
     for rel, s in summaries.items():
-        for use in s["uses"]:
+        for use in s.get("uses", ()):
             where = use.get("where", "")
             if where == "skip":
                 continue
             t = index.target(use["ref"], rel)
-            if t is None or t[0] not in summaries:
+            if t is None or (t[0] not in summaries and t[0] not in index.builds):
                 continue
             trel, member = t
-            tsum = summaries[trel]
+            tsum = summaries.get(trel) or {}
             line, col = use["tok"]
             sp = use["span"]
             if use["kind"] == "call" and _member(tsum, member) is None and member in tsum.get("reexports", {}):
@@ -557,17 +757,22 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 if len(callers.get(t, ())) > MAX_CALLING_MODULES:
                     continue
                 key = (trel, member)
-                items = work.get(key) or []
-                if not items and "." in member:  # Class.method via an instance is not tracked; a module attr call is
-                    key = (trel, member.split(".")[0])
+                if trel in index.builds:  # _C.nms(...): straight into a module a CUDAExtension builds
+                    brel, item, _name = index.builds[trel]
+                    items = [(brel, item)]
+                else:  # (Class.method of an instance is the method's own work: never the class's __init__)
                     items = work.get(key) or []
                 if not items:
                     continue
                 sev = max((w[3] for _r, w in items), key=severity_rank)
                 first_rel, first = next((r, w) for r, w in items if w[3] == sev)
                 outcome = "fails there" if sev == "error" else "is silently wrong there"
-                msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {text_of(first_rel, first)}"
-                       f"; on an Ascend host this step {outcome} (fix it in {first_rel})")
+                if first[0] in _EXT_CODES:  # the project's own CUDA code: nothing to rename, a kernel to replace
+                    msg = (f"`{use['text']}()` runs CUDA code the project builds ({first[0]} at {first_rel}:{first[1]} — {text_of(first_rel, first)})"
+                           f"; on an Ascend host this step fails: use a pure-PyTorch fallback there, or write an Ascend C / torch_npu replacement")
+                else:
+                    msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {text_of(first_rel, first)}"
+                           f"; on an Ascend host this step {outcome} (fix it in {first_rel})")
                 rule = rules.get("DEV026")
                 if rule is None:
                     continue
@@ -583,9 +788,10 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 settles = lvl == "safe" or (lvl == "unsafe" and bool(getattr(settings, "unsafe_fixes", False)))
                 f.related = [{"path": r, "line": w[1], "col": w[2], "code": w[0], "message": f"{w[0]}: {text_of(r, w)}", "cause": settles}
                              for r, w in items]
+                f.related.append(_resolution(index, use, rel, trel, member))
                 out.append(f)
             elif use["kind"] == "backend":
-                const = tsum["constants"].get(member)
+                const = (tsum.get("constants") or {}).get(member)
                 if not const or "str" not in const or const["str"].strip().lower() != "nccl":
                     continue
                 if not settings.enabled("DST001", trel) or _suppressed(tsum, const["span"][0], "DST001"):
@@ -603,7 +809,7 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 f.related = [{"path": rel, "line": sp[0], "col": sp[1], "message": f"`{use['text']}` passed as the backend"}]
                 out.append(f)
             elif use["kind"] == "device":
-                const = tsum["constants"].get(member)
+                const = (tsum.get("constants") or {}).get(member)
                 if not const or "int" not in const or not settings.enabled("DEV006", rel) or _suppressed(s, line, "DEV006"):
                     continue
                 rule = rules.get("DEV006")

@@ -1,0 +1,5 @@
+import torch
+
+
+def step():
+    torch.accelerator.synchronize()  # expect: DEV008

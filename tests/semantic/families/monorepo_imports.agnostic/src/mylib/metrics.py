@@ -1,0 +1,5 @@
+import torch
+
+
+def reduce():
+    return torch.cuda.max_memory_allocated()  # expect: DEV010

@@ -1,0 +1,5 @@
+import torch
+
+
+def step():
+    torch.npu.synchronize()  # expect: DEV008

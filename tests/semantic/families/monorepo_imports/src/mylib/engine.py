@@ -1,0 +1,5 @@
+import torch
+
+
+def step():
+    torch.cuda.synchronize()  # expect: DEV008
