@@ -496,6 +496,10 @@ def release_tree(ctx: "RuleContext") -> None:
             pass
     ctx.linked_nodes = []
     ctx.finding_nodes = {}
+    if ctx._model is not None:
+        ctx._model.release()
+    if ctx.bindings is not None:
+        ctx.bindings.release()
     ctx._model = None
     ctx.bindings = None
     ctx._states = {}

@@ -139,6 +139,16 @@ class Bindings:
         self.functions: dict = {}  # id(def) -> (Scope, ClassDef or None)
         self._build(tree.body, self.module_scope, ())
 
+    def release(self) -> None:
+        """Break the scope tree's reference cycles once the file is analysed (a scope's parent lists
+        it among its children; a binding names its scope, which lists the binding), so reference
+        counting frees the scopes, bindings and the AST nodes they hold, without the cyclic GC."""
+        for sc in self.scopes.values():
+            sc.parent = None
+            sc.children = []
+            sc.bindings = {}
+        self.__dict__.clear()
+
     # ------------------------------------------------------------------ building
     def _bind(self, scope: Scope, name: str, kind: str, stmt: ast.AST, value: Optional[ast.AST], **kw) -> None:
         if name in scope.globals:

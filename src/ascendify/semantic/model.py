@@ -25,6 +25,14 @@ class SemanticModel:
         self.values = DeviceValues(self.bindings, fctx.qualname, fctx.arg_defaults, self.calls_of)
         self.branches = Branches(self.bindings, self.values, fctx.qualname, getattr(fctx, "lines", None))
 
+    def release(self) -> None:
+        """Drop every reference the model holds, once the file is analysed: the device values keep
+        ``calls_of`` (bound to the model), so model, values and branches are a reference cycle that
+        only the cyclic GC could free, with every AST node and memo they reach."""
+        for part in (self.values, self.branches):
+            part.__dict__.clear()
+        self.__dict__.clear()
+
     # ------------------------------------------------------------------ queries
     def device_of(self, node: Optional[ast.AST]) -> frozenset:
         """The abstract device value of ``node`` (see :mod:`ascendify.semantic.devices`)."""
