@@ -73,3 +73,32 @@ def test_profile_at_80_columns_fits(narrow):
     wide = [ln for ln in r.out.splitlines() if len(ln) > WIDTH and " " in ln.strip()]  # an unbreakable path may stay
     assert not wide, wide[:3]
     assert re.search(r"^  MatMulV2 +AI_CORE +50 +14\.115 +0\.282 +56\.5%$", r.out, re.M)
+
+
+def _cells(line: str) -> int:
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def test_list_layout_counts_terminal_cells_and_indents_every_continuation(narrow):
+    # ops' API note is Chinese documentation text: two cells a character and no spaces; wrapped by
+    # characters it overflowed the line and the terminal continued it at column 0
+    r = run_cli("ops", "F.scaled_dot_product_attention")
+    lines = r.out.splitlines()
+    assert not [ln for ln in lines if _cells(ln) > WIDTH], [ln for ln in lines if _cells(ln) > WIDTH][:2]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("torch.nn.functional.scaled_dot_product_attention — "))
+    block = []
+    for ln in lines[at + 1:]:
+        if not ln.startswith(" "):
+            break
+        block.append(ln)
+    assert any("仅支持" in ln for ln in block), (lines[at], block)  # the note stays in its row, indented
+
+
+def test_wrap_by_cells():
+    from ascendify.termtable import wrap
+    out = wrap("note " + "约束" * 30 + " end", 20, subsequent="    ")
+    assert all(_cells(ln) <= 20 for ln in out) and all(ln.startswith("    ") for ln in out[1:]), out
+    assert "".join(out).replace(" ", "").replace("note", "").replace("end", "") == "约束" * 30
+    assert wrap("a  b\nc", 80) == ["a b c"] and wrap("", 10, "  ") == ["  "]
+    assert wrap("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]

@@ -66,11 +66,38 @@ def print_table(con, headers: Sequence[str], rows: Sequence[Sequence[Any]], *, t
     shared = "; ".join(f"{headers[i]} {all_cells[0][i].plain}" for i in sorted(same) if all_cells[0][i].plain)
     if title or shared:
         con.print(Text((title or "") + (f" ({shared} in every row)" if shared else ""), style="italic"))
-    import textwrap
-
     for cells in all_cells:
         parts = [f"{h} {c.plain}" for i, (h, c) in enumerate(zip(headers[1:], cells[1:]), 1) if c.plain and i not in same]
         line = (cells[0].plain if cells else "") + (" — " + " · ".join(parts) if parts else "")
-        for ln in textwrap.wrap(line, max(20, con.width), subsequent_indent="    ", break_on_hyphens=False) or [""]:
+        for ln in wrap(line, max(20, con.width), subsequent="    "):
             con.print(Text(ln), overflow="fold")
     return "list"
+
+
+def wrap(text: str, width: int, initial: str = "", subsequent: str = "") -> list:
+    """``text`` wrapped at spaces to ``width`` terminal cells (a CJK character takes two, as the
+    terminal shows it), the first line after ``initial``, the others after ``subsequent``; a word
+    wider than a line (a run of CJK text has no spaces) is cut at the cell limit.  Whitespace
+    runs become one space."""
+    from rich.cells import cell_len
+
+    lines: list = []
+    cur, empty = initial, True
+    for word in text.split():
+        while word:
+            sep = "" if empty else " "
+            if cell_len(cur) + len(sep) + cell_len(word) <= width:
+                cur, empty, word = cur + sep + word, False, ""
+            elif not empty:
+                lines.append(cur)
+                cur, empty = subsequent, True
+            else:  # alone on its line and still too wide: cut it
+                room, k = width - cell_len(cur), 0
+                while k < len(word) and cell_len(word[:k + 1]) <= room:
+                    k += 1
+                k = max(k, 1)
+                lines.append(cur + word[:k])
+                cur, empty, word = subsequent, True, word[k:]
+    if not empty or not lines:
+        lines.append(cur)
+    return lines
