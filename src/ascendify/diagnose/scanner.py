@@ -320,6 +320,18 @@ class Scanner:
             lines_before += buf.count(b"\n", 0, cut) + 1
             carry = buf[cut + 1:]
         stats.lines = newlines + (1 if stats.bytes and last != b"\n" else 0)
+        for rank, user, lastf, frames in self._tb.open_tracebacks()[:2]:
+            # a traceback pasted without its exception line: its last frames are all the log says (it stands as the
+            # finding only when nothing else explains the log: engine._last_resort)
+            where = user or lastf
+            text = (f"Python traceback cut off before its exception line: the call failed in File \"{lastf.path}\", "
+                    f"line {lastf.line}, in {lastf.function} ({frames} frame(s) shown)"
+                    + (f"; your code: File \"{where.path}\", line {where.line}, in {where.function}" if user else ""))
+            self.seq += 1
+            stats.hits += 1
+            yield Hit(file=name, line=max(1, stats.lines), text=text, match=LineMatch([], [], [], []),
+                      rank=rank if isinstance(rank, int) else path_rank, time=None,
+                      frame=Frame(where.path, where.line, where.function), seq=self.seq, salient=True)
         self._tb.end()
         for rank, tr in self._trackers.items():
             events = tr.finish()

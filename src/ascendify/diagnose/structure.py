@@ -215,12 +215,13 @@ def _looks_like_exception(name: str) -> bool:
 
 
 class _State:
-    __slots__ = ("phase", "frame", "last", "frames", "lines", "after", "pos", "link", "chain")
+    __slots__ = ("phase", "frame", "last", "real", "frames", "lines", "after", "pos", "link", "chain")
 
     def __init__(self, chain: int, pos: int, link: str):
         self.phase = "frames"
         self.frame: Optional[PyFrame] = None
         self.last: Optional[PyFrame] = None
+        self.real: Optional[PyFrame] = None  # the last frame that is not the import machinery (<frozen importlib...>)
         self.frames = 0
         self.lines = 0
         self.after = 0
@@ -288,6 +289,8 @@ class TracebackReader:
             fr = PyFrame(m.group(1), int(m.group(2)), m.group(3).strip())
             st.frames += 1
             st.last = fr
+            if not fr.path.startswith("<frozen") and "/importlib/" not in fr.path:
+                st.real = fr
             if is_user_frame(fr.path):
                 st.frame = fr
             return None
@@ -301,6 +304,11 @@ class TracebackReader:
         self.pending[rank] = (st.chain, st.pos, 0, "")
         return ExcInfo(type=m.group(1), message=(m.group(2) or "").strip(), frame=st.frame or st.last, last_frame=st.last,
                        chain=st.chain, pos=st.pos, link=st.link, frames=st.frames)
+
+    def open_tracebacks(self) -> list:
+        """``[(rank, user frame or None, last frame, frames)]`` of the tracebacks still open (a paste cut off before
+        the exception line), with at least one frame read."""
+        return [(r, st.frame, st.real or st.last, st.frames) for r, st in self.states.items() if st.frames and st.last is not None]
 
     def end(self) -> None:
         self.states.clear()
