@@ -111,3 +111,4 @@ def test_the_ground_floor_and_the_model_import_down_only():
     assert not set(g["config"]) & {"scan", "rules", "fix", "options", "output"}
     assert not set(g["output"]) & {"scan", "rules", "fix", "options"}
     assert "options" not in g["kb"] and "fix" not in g["scan"]
+    assert "doctor" not in g["target"]  # the target release reads versions from the KB, not from the doctor

@@ -299,7 +299,7 @@ def torch_npu_for_pin(pin: Pin) -> Optional[str]:
     """The torch_npu line for a pinned torch: the newest torch with a torch_npu line that
     satisfies the pin (its torch_npu X.Y.Z has the same number).  For a range (``torch>=2.1``,
     ``^2.1``) the recommended release when it satisfies it.  None when nothing fits."""
-    from ascendify.doctor.pyenv import spec_matches
+    from ascendify.kb.versions import spec_matches
 
     if not pin.spec:
         return None

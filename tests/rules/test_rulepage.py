@@ -1,4 +1,4 @@
-"""`ascendify rule CODE`: rich Markdown on a terminal, plain text otherwise (output/rulepage.py)."""
+"""`ascendify rule CODE`: rich Markdown on a terminal, plain text otherwise (rules/page.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ascendify.output import rulepage
+from ascendify.rules import page as rulepage
 from ascendify.rules.registry import load_rules
 
 from ..cli_util import run_cli

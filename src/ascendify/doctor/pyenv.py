@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ascendify.doctor.sysroot import SysRoot
+from ascendify.kb.versions import spec_matches  # noqa: F401  (re-exported: doctor.core reads it from here)
 
 ROOT_SITE_GLOBS = [
     "/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
@@ -178,47 +179,3 @@ def requirement(requires: List[str], name: str) -> Optional[str]:
     return None
 
 
-def _vkey(v: str) -> Tuple:
-    from ascendify.kb.versions import pep440_key
-    k = pep440_key(v)
-    return k if k is not None else ((0,), (1, "", 0), 0)
-
-
-def spec_matches(version: str, spec: str) -> Optional[bool]:
-    """Does ``version`` satisfy a PEP 440 specifier set (``==2.7.1.*``, ``>=2.1,<2.2``)?
-    None if the specifier cannot be read."""
-    from ascendify.kb.versions import base_version
-    ok = True
-    for part in [p.strip() for p in (spec or "").split(",") if p.strip()]:
-        m = re.match(r"^(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!]+)$", part)
-        if not m:
-            return None
-        op, want = m.groups()
-        if want.endswith(".*"):
-            prefix = want[:-2]
-            have = (base_version(version) or version).split(".")
-            pre = prefix.split(".")
-            match = have[:len(pre)] == pre
-            res = match if op == "==" else (not match if op == "!=" else None)
-            if res is None:
-                return None
-            ok = ok and res
-            continue
-        a, b = _vkey(version), _vkey(want)
-        if op in ("==", "==="):
-            res = a == b or (base_version(version) == want and "+" in version)
-        elif op == "!=":
-            res = a != b
-        elif op == ">=":
-            res = a >= b
-        elif op == "<=":
-            res = a <= b
-        elif op == ">":
-            res = a > b
-        elif op == "<":
-            res = a < b
-        else:  # ~=
-            w = want.split(".")
-            res = a >= b and (base_version(version) or "").split(".")[:len(w) - 1] == w[:-1]
-        ok = ok and res
-    return ok

@@ -309,3 +309,47 @@ def torch_npu_for_torch(torch: str) -> Tuple[List[Release], List[str]]:
     rows = [r for r in releases() if base_version(r.torch) == b] if b else []
     others = [v for v in pypi_builds_not_in_table() if base_version(v) == b]
     return rows, sorted(others, key=pep440_key)
+
+
+def _vkey(v: str) -> tuple:
+    k = pep440_key(v)
+    return k if k is not None else ((0,), (1, "", 0), 0)
+
+
+def spec_matches(version: str, spec: str) -> Optional[bool]:
+    """Does ``version`` satisfy a PEP 440 specifier set (``==2.7.1.*``, ``>=2.1,<2.2``)?
+    None if the specifier cannot be read."""
+    ok = True
+    for part in [p.strip() for p in (spec or "").split(",") if p.strip()]:
+        m = re.match(r"^(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!]+)$", part)
+        if not m:
+            return None
+        op, want = m.groups()
+        if want.endswith(".*"):
+            prefix = want[:-2]
+            have = (base_version(version) or version).split(".")
+            pre = prefix.split(".")
+            match = have[:len(pre)] == pre
+            res = match if op == "==" else (not match if op == "!=" else None)
+            if res is None:
+                return None
+            ok = ok and res
+            continue
+        a, b = _vkey(version), _vkey(want)
+        if op in ("==", "==="):
+            res = a == b or (base_version(version) == want and "+" in version)
+        elif op == "!=":
+            res = a != b
+        elif op == ">=":
+            res = a >= b
+        elif op == "<=":
+            res = a <= b
+        elif op == ">":
+            res = a > b
+        elif op == "<":
+            res = a < b
+        else:  # ~=
+            w = want.split(".")
+            res = a >= b and (base_version(version) or "").split(".")[:len(w) - 1] == w[:-1]
+        ok = ok and res
+    return ok

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from markupsafe import Markup, escape
 
 from ascendify.fsutil import atomic_write
-from ascendify.output.rulepage import rule_page_markdown
+from ascendify.rules.page import rule_page_markdown
 from ascendify.rules.registry import load_rules
 
 SECTION_ORDER = ("doctor", "probe", "fit", "diagnose", "profile")

@@ -292,7 +292,7 @@ def rule_cmd(code, fmt, output_file):
     if fmt == "json":
         emit(json.dumps(envelope("rule", r.__dict__ | {"category": r.category}), indent=2, ensure_ascii=False) + "\n", output_file)
     else:  # markdown, rich Markdown on a terminal, plain text otherwise
-        from ascendify.output import rulepage
+        from ascendify.rules import page as rulepage
 
         rulepage.show(r, fmt, output_file, emit)
     return 0

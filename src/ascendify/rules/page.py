@@ -12,10 +12,9 @@ import os
 import re
 import sys
 import textwrap
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
-if TYPE_CHECKING:  # a Rule is handed in; the output layer imports nothing from rules/
-    from ascendify.rules.registry import Rule
+from ascendify.rules.registry import Rule
 
 FIXABLE = {"safe": "yes (safe fix)", "unsafe": "yes, with --unsafe-fixes (review the change)", "": "no; change it by hand"}
 SEVERITY_NOTE = "default; some findings adjust it to the target torch_npu release, the chip or the code around them"
