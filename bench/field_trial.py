@@ -332,7 +332,11 @@ def _exec(cmd, cwd, env, timeout, stop_after=None) -> tuple:
             if time.monotonic() > deadline:
                 p.send_signal(signal.SIGINT)
                 break
-        rest, _ = p.communicate(timeout=30)
+        try:  # SIGINT lands between ops: a slow CPU step on a loaded machine can take a while
+            rest, _ = p.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rest, _ = p.communicate()
         out_lines.append(rest or "")
         time.sleep(0.1)
         return p.returncode, "".join(out_lines), "".join(err_chunks), time.monotonic() - t0
@@ -340,7 +344,11 @@ def _exec(cmd, cwd, env, timeout, stop_after=None) -> tuple:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
+        try:
+            out, err = p.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
         err += f"\n[field trial: stopped after {timeout} s]"
     return p.returncode, out, err, time.monotonic() - t0
 
