@@ -102,3 +102,19 @@ def test_wrap_by_cells():
     assert "".join(out).replace(" ", "").replace("note", "").replace("end", "") == "约束" * 30
     assert wrap("a  b\nc", 80) == ["a b c"] and wrap("", 10, "  ") == ["  "]
     assert wrap("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]
+
+
+HEADINGS = ("Risks", "Replacement", "Sources", "NPU dispatch per release", "Native API support list", "API → aten:",
+            "torch_npu custom op registrations", "note:", "warning:", "unknown:")
+
+
+@pytest.mark.parametrize("query", ["F.scaled_dot_product_attention", "torch.bmm", "no_such_op_xyz"])
+def test_ops_continuation_lines_are_indented(narrow, query):
+    # a wrapped bullet, source or heading line goes on indented, not at column 0 (the terminal's own
+    # wrap put "2.12.0): verified dtypes ..." and "falling back to CPU ..." at the left edge)
+    r = run_cli("ops", query)
+    lines = r.out.splitlines()
+    assert not [ln for ln in lines if _cells(ln) > WIDTH]
+    col0 = [ln for ln in lines[1:] if ln and not ln.startswith(" ")]
+    odd = [ln for ln in col0 if " — " not in ln and not ln.startswith(HEADINGS)]
+    assert not odd, odd

@@ -76,9 +76,14 @@ def summarise(text: str, verbose: bool = False, limit: int = 0) -> str:
 def render_text(res: dict, verbose: bool = False) -> None:
     from rich.text import Text
 
-    from ascendify.termtable import print_table, report_console
+    from ascendify.termtable import print_table, report_console, wrap
 
     con = report_console(soft_wrap=False)
+
+    def say(text: str, first: str, rest: str, style: str = "") -> None:  # wrapped, continuation lines indented
+        for ln in wrap(text, con.width, first, rest):
+            con.print(Text(ln, style=style), overflow="fold")
+
     head = res["query"]
     if res["torch_npu"]:
         torch_v = res["support"][0]["torch"] if res["support"] else ""
@@ -87,14 +92,14 @@ def render_text(res: dict, verbose: bool = False) -> None:
         head += f" — all {len(res['releases'])} torch_npu releases in the KB"
     if res["chip"]:
         head += f", chip {res['chip']}"
-    con.print(Text(head, style="bold"))
+    say(head, "", "    ", "bold")
     for w in res["warnings"]:
-        con.print(Text("warning: " + w, style="yellow"))
+        say("warning: " + w, "", "    ", "yellow")
     if not res["found"]:
-        con.print(Text(f"unknown: '{res['query']}' is in no op table, API list or deprecation list of the KB "
-                       f"(unknown is not 'supported'). Try the aten name (aten::name) or the full API path.", style="red"))
+        say(f"unknown: '{res['query']}' is in no op table, API list or deprecation list of the KB "
+            f"(unknown is not 'supported'). Try the aten name (aten::name) or the full API path.", "", "    ", "red")
     if res["api_to_aten"]:
-        con.print(Text(f"API → aten: {res['api_to_aten']}", style="dim"))
+        say(f"API → aten: {res['api_to_aten']}", "", "    ", "dim")
     if res["support"]:
         rows = []
         styles = {"cpu_fallback": "red", "not_dense": "red", "unknown": "magenta", "npu_kernel": "green",
@@ -133,20 +138,20 @@ def render_text(res: dict, verbose: bool = False) -> None:
         print_table(con, ("API", "list", "supported", "verified dtypes", "may fall back", "hardware", "note"), rows,
                     title="Native API support list (torch_npu docs; advisory)")
         for msg in {n["nearest_note"] for n in res["api_notes"] if n.get("nearest_note")}:
-            con.print(Text("note: " + msg, style="yellow"))
+            say("note: " + msg, "", "    ", "yellow")
     if res["risks"]:
         con.print(Text("Risks", style="bold"))
         for r in res["risks"]:
-            con.print(Text(f"  • [{r['kind']}] {r['text']}"))
-            con.print(Text(f"      source: {r['source']}", style="dim"))
+            say(f"[{r['kind']}] {r['text']}", "  • ", "    ")
+            say(f"source: {r['source']}", "      ", "        ", "dim")
     if res["recipes"]:
         con.print(Text("Replacement", style="bold"))
         for r in res["recipes"]:
-            con.print(Text("  • " + r["text"] + ("" if r["verified"] else "  [unverified]")))
-            con.print(Text(f"      source: {r['source']}", style="dim"))
+            say(r["text"] + ("" if r["verified"] else "  [unverified]"), "  • ", "    ")
+            say(f"source: {r['source']}", "      ", "        ", "dim")
     con.print(Text("Sources", style="bold"))
     for s in res["sources"]:
-        con.print(Text(f"  {s['short']}", style="dim"))
+        say(s["short"], "  ", "    ", "dim")
     con.print(Text("  (full provenance: --format json)", style="dim"))
 
 
