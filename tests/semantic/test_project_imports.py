@@ -74,3 +74,14 @@ def test_classes_and_extensions_say_what_they_resolve_to():
     assert "runs CUDA code the project builds" in nms["message"] and "Ascend C / torch_npu replacement" in nms["message"]
     assert (nms["related"][0]["path"], nms["related"][0]["line"]) == ("setup.py", 6)
     assert ("train.py", 10) not in ext  # fused_act_safe picks its fallback on an Ascend host
+
+
+def test_a_callers_guard_around_a_helper_into_project_cuda_code_is_held():
+    """`if x.is_cuda: fused_act(x) else: F.leaky_relu(...)` in the caller: the project pass takes DEV015's
+    fix back (x.is_npu would send NPU tensors into the CUDA kernel) and says why."""
+    by = {(f["path"], f["line"], f["code"]): f for f in _scan(os.path.join(FAMILIES, "project_extensions"))}
+    guard = by[("infer.py", 11, "DEV015")]
+    assert guard["fix"] is None and guard["severity"] == "warning"
+    assert [n["kind"] for n in guard["notes"]] == ["intent"] and "`fused_act()`" in guard["notes"][0]["text"]
+    call = by[("infer.py", 12, "DEV026")]
+    assert call["severity"] == "info" and call["notes"][0]["kind"] == "intent"

@@ -97,6 +97,7 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
     texts = [text]
     applied_all: list = []
     current = findings
+    held = _held(findings, text)
     error = None
     summary: Optional[dict] = None
     for k in range(MAX_PASSES):
@@ -112,11 +113,34 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
         out: list = []
         current = analyze_source(replace(src, text=text), rel, settings, dispatch, out)
         summary = out[0] if out else {}
+        if held:
+            _hold(current, held, text)
     # every finding of the final text is left for a person: a fix still offered there did not apply
     # (it conflicted, its edit found no place, or it needs --unsafe-fixes), and is never counted as done
     remaining = current
     unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
     return _Passes(text, applied_all, texts, remaining, unsafe, error, summary)
+
+
+def _line_key(f: Finding, text: str) -> tuple:
+    lines = text.splitlines()
+    return f.code, lines[f.line - 1].strip() if 0 < f.line <= len(lines) else ""
+
+
+def _held(findings: list, text: str) -> dict:
+    """(code, line text) → note, for findings whose fix the project pass took back (an ``intent`` note on a
+    finding without a fix: a guard whose branch calls a helper into the project's own CUDA code)."""
+    return {_line_key(f, text): n for f in findings if f.fix is None for n in f.notes if n.kind == "intent"}
+
+
+def _hold(findings: list, held: dict, text: str) -> None:
+    """A later pass re-analyses the file alone: the project pass's hold stays (the same code on the same line)."""
+    for f in findings:
+        if f.fix is not None:
+            n = held.get(_line_key(f, text))
+            if n is not None:
+                f.fix = None
+                f.notes.append(n)
 
 
 def fix_source(src: SourceFile, findings: list[Finding], settings: Settings, rel: str) -> tuple[str, list[Finding], list[Finding], int, Optional[str]]:
@@ -482,6 +506,7 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
         fixable = [f for f in findings if f.fix is not None]
         if not fixable:
             continue
+        fixable += [f for f in findings if f.fix is None and any(n.kind == "intent" for n in f.notes)]  # held in every pass
         if mode == "output":
             link = _outside_link(path, paths)
             if link is not None:

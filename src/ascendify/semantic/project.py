@@ -687,6 +687,20 @@ def _transitive_work(index: _Index) -> dict:
     return total
 
 
+def _hold_guard(findings: Optional[list], rel: str, line: int, text: str, at: str) -> None:
+    """The fix of the device test at ``line`` of ``rel`` (``if x.is_cuda:`` → ``x.is_npu``) is taken back
+    where its branch calls a helper that runs CUDA code the project builds: rewritten, the test would send
+    NPU tensors into the CUDA kernel.  The fix run keeps it back in later passes too (fix/run.py)."""
+    for pf in findings or ():
+        if pf.path == rel and pf.line == line and pf.fix is not None and pf.code.startswith("DEV"):
+            pf.fix = None
+            if severity_rank(pf.severity) > severity_rank("warning"):
+                pf.severity = "warning"  # as the fix policy makes a guard of CUDA-only code by intent
+            pf.note(f"CUDA-only by intent: its branch calls `{text}()`, which runs CUDA code the project builds ({at}); "
+                    "left as written (an Ascend host takes the other branch); for the fast path there, write an Ascend C / "
+                    "torch_npu replacement", "intent", line)
+
+
 def _resolution(index: _Index, use: dict, rel: str, trel: str, member: str) -> dict:
     """The related location that says why a call reaches ``trel``: the definition it resolves to,
     and how Python's import system finds that module from ``rel``."""
@@ -780,7 +794,11 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 if dead:
                     sev = "info"
                 f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
-                if dead:
+                if dead and all(w[0] in _EXT_CODES for _r, w in items):  # `if x.is_cuda: fused_act(x) else: ref(x)`
+                    at = f"{first_rel}:{first[1]}"
+                    f.note(f"CUDA-only by intent: the CUDA-only test at line {where[5:]} picks the other branch on an Ascend host", "intent", int(where[5:]))
+                    _hold_guard(findings, rel, int(where[5:]), use["text"], at)
+                elif dead:
                     f.note(f"dead code on an Ascend host: under the CUDA-only test at line {where[5:]}", "dead", int(where[5:]))
                 # "cause": the call site's finding is there because of that work, and `ascendify fix` fixes all of
                 # it (also what the list leaves out): the finding goes with those fixes (scan's plan counts it so)
