@@ -27,6 +27,8 @@ def _last_call(ctx: FileContext) -> ast.Call:
     ("from torch.utils.cpp_extension import load\nm = load('m', sources=['a.cpp', 'k.cu'])", "cuda_build"),
     ("from torch.utils.cpp_extension import load\nm = load('m', ['a.cpp', os.path.join(d, 'k.cuh')])", "cuda_build"),
     ("from torch.utils.cpp_extension import load\nm = load('m', sources=['a.cpp'])", ""),  # a CPU extension
+    ("from torch.utils.cpp_extension import load\nsrcs = ['a.cpp', 'k.cu']\nm = load('m', sources=srcs)", "cuda_build"),
+    ("from torch.utils.cpp_extension import load\nsrcs = ['a.cpp']\nm = load('m', sources=srcs)", ""),
     ("import torch.utils.cpp_extension as ce\nm = ce.load_inline('m', cpp_sources=s, cuda_sources=k)", "cuda_build"),
     ("import torch.utils.cpp_extension as ce\nm = ce.load_inline('m', cpp_sources=s)", ""),
     ("import torch\nm = torch.utils.cpp_extension.load('m', sources=['k.cu'])", "cuda_build"),

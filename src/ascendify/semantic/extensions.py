@@ -48,7 +48,20 @@ def qualname(func: ast.AST, bindings) -> Optional[str]:
     return ".".join([root] + list(reversed(parts)))
 
 
-def _has_cuda_sources(call: ast.Call) -> bool:
+def _mentions_cu(node: ast.AST, bindings, depth: int = 0) -> bool:
+    """A ``.cu``/``.cuh`` string literal inside ``node``, following plain names to their assigned
+    values (``sources = [...]; load("m", sources=sources)``), as EXT001 reads them."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and _CU_RE.search(n.value):
+            return True
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and bindings is not None and depth < 3:
+            for bnd in bindings.resolve(n):
+                if bnd.kind == "assign" and bnd.value is not None and _mentions_cu(bnd.value, bindings, depth + 1):
+                    return True
+    return False
+
+
+def _has_cuda_sources(call: ast.Call, bindings=None) -> bool:
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     if name == "load_inline":
         for k in call.keywords:
@@ -56,11 +69,7 @@ def _has_cuda_sources(call: ast.Call) -> bool:
                 return not (isinstance(k.value, ast.Constant) and k.value.value is None)
         return len(call.args) > 2
     srcs = [k.value for k in call.keywords if k.arg == "sources"] + call.args[1:2]
-    for s in srcs:
-        for n in ast.walk(s):
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and _CU_RE.search(n.value):
-                return True
-    return False
+    return any(_mentions_cu(s, bindings) for s in srcs)
 
 
 def build_kind(call: ast.Call, bindings) -> str:
@@ -72,7 +81,7 @@ def build_kind(call: ast.Call, bindings) -> str:
         return ""
     q = qualname(f, bindings) or ""
     if q in _LOAD:
-        return "cuda_build" if _has_cuda_sources(call) else ""
+        return "cuda_build" if _has_cuda_sources(call, bindings) else ""
     if q in _BUILD:
         return "cuda_build"
     if last in _CUPY and q.split(".")[0] in ("cupy", "cupyx"):
