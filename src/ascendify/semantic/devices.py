@@ -241,7 +241,8 @@ class DeviceValues:
             ad = self.arg_defaults.get(node.attr)
             if ad is not None and cls_node is None and all(b.kind != "import" for b in self.b.resolve(obj)):
                 if ad.type_name == "int" or (isinstance(ad.value, int) and not isinstance(ad.value, bool)):
-                    out = out | frozenset({(INDEX, "argparse")})
+                    none = isinstance(ad.node, ast.Constant) and ad.node.value is None  # --gpu, default None: "the current device"
+                    out = out | frozenset({(INDEX, "argparse-none" if none else "argparse")})
                 else:
                     out = out | self.of(ad.node, d)
             if out:

@@ -517,7 +517,11 @@ def cuda_method(node: ast.Call, ctx) -> None:
             else:
                 seg = ctx.segment(index)
                 value = ctx.model.device_of(index)
-                if dv.only(value, dv.INDEX):  # an ordinal: that index of the current accelerator (cpu:N without one)
+                if dv.only(value, dv.INDEX) and any(o == "argparse-none" for _k, o in value):
+                    # an ordinal or None (.cuda(None) is the current device, "cuda:None" raises): torch.device(type, None) is too
+                    t = torch_root(ctx)
+                    first = f"{t}.device({agn.NAME}, {seg})" if t and "\n" not in seg else None
+                elif dv.only(value, dv.INDEX):  # an ordinal: that index of the current accelerator (cpu:N without one)
                     first = f'f"{{{agn.NAME}}}:{{{seg}}}"' if not any(c in seg for c in '"{}\n') else None
                 else:  # a torch.device or a device string (DDP code's `.cuda(device)`): `.to(device)` as it is
                     first = seg if "\n" not in seg else None
