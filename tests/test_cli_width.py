@@ -118,3 +118,17 @@ def test_ops_continuation_lines_are_indented(narrow, query):
     col0 = [ln for ln in lines[1:] if ln and not ln.startswith(" ")]
     odd = [ln for ln in col0 if " — " not in ln and not ln.startswith(HEADINGS)]
     assert not odd, odd
+
+
+def test_compare_verdict_line_wraps_indented(narrow, tmp_path):
+    np = pytest.importorskip("numpy")
+    x = np.arange(12, dtype=np.float32)
+    for side in ("b", "c"):
+        (tmp_path / side).mkdir()
+        np.save(tmp_path / side / "out.npy", x)
+    r = run_cli("compare", str(tmp_path / "b"), str(tmp_path / "c"))
+    lines = _fits(r.out)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("PASS: 1 tensor pairs"))
+    rest = lines[at + 1:]
+    assert rest and all(ln.startswith("    ") for ln in rest), lines[at:]  # the thresholds go on indented
+    assert "rel_euclid <= 0.05" in " ".join(" ".join(lines[at:]).split())

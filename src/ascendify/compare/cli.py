@@ -304,8 +304,16 @@ def _print_report(rep: Any, per_sample: bool) -> None:
         con.print(f"note: {len(rep.extra)} candidate tensor(s) not in the baseline, e.g. {E(', '.join(rep.extra[:3]))}")
     th = ", ".join(f"{k} {'>=' if k == 'cosine' else '<='} {v:g}" for k, v in rep.thresholds.items())
     colour = "green" if rep.verdict == "PASS" else "red"
-    con.print(f"[{colour}]{rep.verdict}[/]: {len(rep.rows)} tensor pairs, "
-              f"{sum(1 for r in rep.rows if r['status'] != 'PASS')} failing, {len(rep.missing)} missing (thresholds: {th})")
+    from rich.text import Text
+
+    from ascendify.termtable import wrap
+    verdict = (f"{rep.verdict}: {len(rep.rows)} tensor pairs, {sum(1 for r in rep.rows if r['status'] != 'PASS')} failing, "
+               f"{len(rep.missing)} missing (thresholds: {th})")
+    for i, ln in enumerate(wrap(verdict, con.width, "", "    ")):  # continuation lines indented, not at column 0
+        t = Text(ln)
+        if i == 0:
+            t.stylize(colour, 0, len(rep.verdict))
+        con.print(t, overflow="fold")
 
 
 def _layer_report(model: str, data: Optional[str], sample_name: Optional[str], npu_dump: Optional[str],
