@@ -136,3 +136,30 @@ def test_analysed_file_leaves_no_reference_cycles(tmp_path):
             gc.enable()
     assert {f.code for f in findings} >= {"DEV001", "DEV024"}
     assert not left & {"Scope", "Binding", "SemanticModel", "DeviceValues", "Branches", "Module", "Call", "Name"}, left
+
+
+def test_keyed_checks_follow_the_import_in_scope(tmp_path):
+    """A check keyed on the called name (OPS004: ``bmm``) runs for an imported name by what it
+    imports where it is called, not by the file's last import of that name (``numpy.dot`` below)."""
+    from ascendify.scan.engine import analyze_source
+    from ascendify.scan.source import read_source
+
+    p = tmp_path / "m.py"
+    p.write_text("import torch\n\n\ndef g(a, b):\n    from torch import bmm as mm\n    return mm(a, b)\n\n\n"
+                 "def f(a, b):\n    from numpy import dot as mm\n    return mm(a, b)\n")
+    found = analyze_source(read_source(str(p)), "m.py", Settings(select=["OPS004"]).validate())
+    assert [(f.code, f.line) for f in found] == [("OPS004", 6)]
+
+
+def test_keys_of_a_check_can_depend_on_the_settings():
+    """``check(names=fn)``: the engine asks ``fn(settings)`` once for the keys (OPS003's are the
+    APIs the support list marks unsupported, plus with --chip those marked unsupported on it)."""
+    from ascendify.scan.engine import Dispatch
+
+    def ops003_keys(settings):
+        return {k for k, fns in Dispatch.build(settings).by_key[ast.Call].items() if any(c == "OPS003" for c, _ in fns)}
+
+    plain = ops003_keys(Settings().validate())
+    chip = ops003_keys(Settings(chip="Ascend950DT").validate())
+    assert plain < chip and "AdaptiveAvgPool3d" in chip - plain  # marked unsupported for 950DT only
+    assert not any(c == "OPS003" for c, _ in Dispatch.build(Settings().validate()).by_type.get(ast.Call, ()))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 import re
 from importlib import resources
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Union
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -143,7 +143,7 @@ def ruleset_version() -> str:
 
 
 NodeCheck = Callable[..., None]
-NODE_CHECKS: dict[str, list[tuple[tuple[type, ...], NodeCheck, Optional[frozenset]]]] = {}
+NODE_CHECKS: dict[str, list[tuple[tuple[type, ...], NodeCheck, Any]]] = {}  # keys: None, a frozenset or a function of the settings
 FILE_CHECKS: dict[str, list[NodeCheck]] = {}
 KEYED_TYPES = (ast.Call, ast.Attribute, ast.Name, ast.keyword)
 """Node types a check can be keyed on with ``names=``: a Call by the called name
@@ -153,14 +153,17 @@ keyed by the last part of what it imports (``sync`` of ``from torch.cuda import
 synchronize as sync`` matches ``names=("synchronize",)``)."""
 
 
-def check(code: str, *node_types: type, names: Optional[Iterable[str]] = None) -> Callable[[NodeCheck], NodeCheck]:
+def check(code: str, *node_types: type, names: "Optional[Union[Iterable[str], Callable[[Any], Iterable[str]]]]" = None) -> Callable[[NodeCheck], NodeCheck]:
     """Register ``fn(node, ctx)`` as (part of) rule ``code``'s check for these AST node types.
 
     With ``names``, the engine calls ``fn`` only for nodes whose key (see
     :data:`KEYED_TYPES`) is one of them — a cheap pre-filter for the hot node
-    types; the check must still return early for any other key.
+    types; the check must still return early for any other key.  ``names`` may
+    be a function of the settings that returns the keys (a table chosen by the
+    target release or chip: the last part of each API name in it), called once
+    when the engine builds its dispatch.
     """
-    keys = frozenset(names) if names is not None else None
+    keys = names if names is None or callable(names) else frozenset(names)
     if keys is not None and not all(t in KEYED_TYPES for t in node_types):
         raise ValueError(f"{code}: names= works only for {', '.join(t.__name__ for t in KEYED_TYPES)}")
 
@@ -169,6 +172,12 @@ def check(code: str, *node_types: type, names: Optional[Iterable[str]] = None) -
         return fn
 
     return deco
+
+
+def last_parts(apis: Iterable[str]) -> frozenset:
+    """The keys a call of one of ``apis`` has, for ``check(names=)``: the last part of each dotted
+    name (a check that tests ``ctx.call_name(node) in apis`` can be keyed on these)."""
+    return frozenset(a.rpartition(".")[2] for a in apis)
 
 
 def file_check(code: str) -> Callable[[NodeCheck], NodeCheck]:

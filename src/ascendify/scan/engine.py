@@ -272,6 +272,8 @@ class Dispatch:
         for code, entries in NODE_CHECKS.items():
             if code in on:
                 for types, fn, names in entries:
+                    if callable(names):  # keys chosen by the settings (a release's or chip's table)
+                        names = frozenset(names(settings))
                     for t in types:
                         if names is None:
                             by_type.setdefault(t, []).append((code, fn))
@@ -360,6 +362,17 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
                             for code, fn in fns:
                                 ctx.current_code = code
                                 fn(node, ctx)
+                    # and by what it imports where it is used (scope-aware, as ``ctx.qualname`` answers
+                    # the checks), where an import of the same name elsewhere in the file differs
+                    q = ctx.qualname(node if cls is Name else node.func)
+                    if q is not None:
+                        q_key = q.rpartition(".")[2]
+                        if q_key != key and q_key != alias_key:
+                            fns = keyed.get(q_key)
+                            if fns:
+                                for code, fn in fns:
+                                    ctx.current_code = code
+                                    fn(node, ctx)
 
 
 def _problem_finding(problem: SourceProblem, rel_path: str, rules: dict) -> Finding:

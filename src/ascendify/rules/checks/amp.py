@@ -16,7 +16,7 @@ from typing import Optional
 
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import arg, fix, kwarg, torch_root
-from ascendify.rules.registry import check, file_check
+from ascendify.rules.registry import check, file_check, last_parts
 from ascendify.semantic.bindings import parent
 from ascendify.diagnostics import Edit
 
@@ -360,7 +360,7 @@ _STATE = {  # legacy CUDA-default autocast-state call -> (new function, number o
 }
 
 
-@check("AMP005", ast.Call)
+@check("AMP005", ast.Call, names=last_parts(_STATE))
 def autocast_state_default(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""

@@ -19,7 +19,8 @@ def _compile_call(node: ast.Call, ctx) -> bool:
     return isinstance(f, ast.Attribute) and f.attr == "compile" and ctx.call_name(node) == "torch.compile"
 
 
-@check("CMP001", ast.Call, ast.FunctionDef)
+@check("CMP001", ast.FunctionDef)
+@check("CMP001", ast.Call, names=("compile",))
 def compile_backend(node, ctx) -> None:
     if isinstance(node, ast.FunctionDef):  # bare @torch.compile
         for d in node.decorator_list:
@@ -51,7 +52,7 @@ def _report_inductor(node: ast.AST, ctx) -> None:
         ctx.report(node, detail=detail)
 
 
-@check("CMP002", ast.Call)
+@check("CMP002", ast.Call, names=("compile",))
 def compile_cuda_graphs(node: ast.Call, ctx) -> None:
     if not node.keywords or not _compile_call(node, ctx):
         return
@@ -67,7 +68,8 @@ def compile_cuda_graphs(node: ast.Call, ctx) -> None:
         ctx.report(m, severity="warning", detail=f'mode="{mode}" is not among the modes torch_npu documents (None, "reduce-overhead")')
 
 
-@check("CMP003", ast.Call, ast.FunctionDef, ast.ClassDef)
+@check("CMP003", ast.FunctionDef, ast.ClassDef)
+@check("CMP003", ast.Call, names=("script", "trace", "script_method"))
 def torchscript(node, ctx) -> None:
     if isinstance(node, ast.Call):
         f = node.func

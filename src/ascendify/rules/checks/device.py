@@ -546,7 +546,7 @@ def to_cuda_string(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV003
-@check("DEV003", ast.Call)
+@check("DEV003", ast.Call, names=("device",))
 def torch_device_cuda(node: ast.Call, ctx) -> None:
     f = node.func
     if not (isinstance(f, ast.Attribute) and f.attr == "device" or isinstance(f, ast.Name)):
@@ -771,7 +771,8 @@ def torch_load_no_map_location(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- DEV023
-@check("DEV023", ast.Compare, ast.Call)
+@check("DEV023", ast.Compare)
+@check("DEV023", ast.Call, names=("startswith", "endswith"))
 def device_type_test(node, ctx) -> None:
     if isinstance(node, ast.Compare):
         lits = _device_test_literals(node)
@@ -845,7 +846,8 @@ def _agnostic_device_test(node, lits, ctx):
 
 
 # ---------------------------------------------------------------------- DEV024
-@check("DEV024", ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call)
+@check("DEV024", ast.Constant, ast.JoinedStr, ast.BinOp)
+@check("DEV024", ast.Call, names=("format",))
 def cuda_device_string(node, ctx) -> None:
     cls = node.__class__
     if cls is ast.Constant:

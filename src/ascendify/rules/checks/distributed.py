@@ -22,7 +22,7 @@ else:  # pragma: no cover
 
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import arg, fix, kwarg, torch_root
-from ascendify.rules.registry import check, file_check
+from ascendify.rules.registry import check, file_check, last_parts
 from ascendify.semantic.bindings import ancestors, parent
 from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS
 
@@ -204,7 +204,7 @@ def nccl_backend_enum(node: ast.Attribute, ctx) -> None:
         ctx.report(node, None, what="`Backend.NCCL`")
 
 
-@check("DST002", ast.Call)
+@check("DST002", ast.Call, names=("is_nccl_available",))
 def nccl_available(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -399,7 +399,7 @@ _DP = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.para
        "torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"}
 
 
-@check("DST005", ast.Call)
+@check("DST005", ast.Call, names=last_parts(_DP))
 def data_parallel(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -454,7 +454,8 @@ def distributed_launch_string(node: ast.Constant, ctx) -> None:
         ctx.report(node, None, what="`python -m torch.distributed.launch`")
 
 
-@check("DST007", ast.Call, ast.Import, ast.ImportFrom)
+@check("DST007", ast.Import, ast.ImportFrom)
+@check("DST007", ast.Call, names=("add_argument",))
 def distributed_launch(node: ast.AST, ctx) -> None:
     if isinstance(node, ast.Call):
         f = node.func
@@ -537,7 +538,7 @@ def _device_ordinal(node: ast.AST, ctx) -> bool:
     return False
 
 
-@check("DST009", ast.Call)
+@check("DST009", ast.Call, names=last_parts(_FSDP))
 def fsdp_device_id(node: ast.Call, ctx) -> None:
     if not node.keywords:
         return

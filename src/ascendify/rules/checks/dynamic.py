@@ -51,7 +51,7 @@ def host_sync(node: ast.Call, ctx) -> None:
 
 
 # ---------------------------------------------------------------- DYN002
-@check("DYN002", ast.Call)
+@check("DYN002", ast.Call, names=SHAPE_OPS | {"where"})
 def shape_op(node: ast.Call, ctx) -> None:
     f = node.func
     if not isinstance(f, ast.Attribute):
@@ -163,7 +163,7 @@ def _has_star_kwargs(node: ast.Call) -> bool:
     return any(k.arg is None for k in node.keywords)
 
 
-@check("DYN006", ast.Call)
+@check("DYN006", ast.Call, names=("export",))
 def export_static(node: ast.Call, ctx) -> None:
     if not _onnx_export(node, ctx) or _has_star_kwargs(node) or len(node.args) > 3:
         return
@@ -179,7 +179,7 @@ def _int_value(node: Optional[ast.AST], ctx) -> Optional[int]:
     return None
 
 
-@check("DYN007", ast.Call)
+@check("DYN007", ast.Call, names=("export",))
 def export_opset(node: ast.Call, ctx) -> None:
     if not _onnx_export(node, ctx) or _has_star_kwargs(node) or len(node.args) > 3:
         return
@@ -234,7 +234,7 @@ def _note_norm(node: ast.AST, ctx) -> None:
         st.norm = node
 
 
-@check("DYN008", ast.Call)
+@check("DYN008", ast.Call, names=("export", "Normalize", "normalize"))
 def export_and_normalize_calls(node: ast.Call, ctx) -> None:
     f = node.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""

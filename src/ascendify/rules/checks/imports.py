@@ -60,7 +60,7 @@ def torch_npu_name(node: ast.Name, ctx) -> None:
         st.name_use = node
 
 
-@check("IMP001", ast.Call)
+@check("IMP001", ast.Call, names=("import_module", "__import__"))
 def dynamic_import(node: ast.Call, ctx) -> None:
     """``importlib.import_module("torch_npu")`` / ``__import__("torch_npu")`` count as an import."""
     if not node.args or not isinstance(node.args[0], ast.Constant) or node.args[0].value != "torch_npu":

@@ -34,7 +34,7 @@ def _is_cuda_literal(node: Optional[ast.AST]) -> bool:
 
 
 # ---------------------------------------------------------------------- MEM001
-@check("MEM001", ast.Call)
+@check("MEM001", ast.Call, names=("DataLoader",))
 def pin_memory_device(node: ast.Call, ctx) -> None:
     if not node.keywords or not _loader_call(node, ctx):
         return
@@ -97,7 +97,7 @@ def _training_loader(node: ast.Call, ctx) -> bool:
     return any("train" in n.lower() for n in names)
 
 
-@check("MEM002", ast.Call)
+@check("MEM002", ast.Call, names=("DataLoader",))
 def loader_num_workers(node: ast.Call, ctx) -> None:
     if not _loader_call(node, ctx) or not _training_loader(node, ctx):
         return
@@ -158,7 +158,7 @@ def _find_device_datasets(ctx) -> dict:
     return out
 
 
-@check("MEM003", ast.Call)
+@check("MEM003", ast.Call, names=("DataLoader",))
 def device_dataset_workers(node: ast.Call, ctx) -> None:
     nw = kwarg(node, "num_workers")
     if nw is None or not _loader_call(node, ctx):
@@ -296,7 +296,7 @@ def alloc_conf_options(node: ast.Constant, ctx) -> None:
 
 
 # ---------------------------------------------------------------------- MEM006
-@check("MEM006", ast.Call)
+@check("MEM006", ast.Call, names=("DataLoader",))
 def loader_persistent_workers(node: ast.Call, ctx) -> None:
     nw = kwarg(node, "num_workers")
     if nw is None or kwarg(node, "persistent_workers") is not None or not _loader_call(node, ctx):

@@ -16,7 +16,7 @@ from ascendify.kb import apis as kbapis
 from ascendify.kb import ops as kbops
 from ascendify.kb.apimap import api_fallbacks, needs_kwarg
 from ascendify.rules.checks._util import kwarg
-from ascendify.rules.registry import check
+from ascendify.rules.registry import check, last_parts as _last_parts
 
 # Method names that non-tensor objects commonly have (pandas .mode(), matplotlib .scatter(),
 # numpy/scipy .lu()/.det()): reported only when the receiver is visibly a torch tensor.
@@ -140,7 +140,21 @@ def _method_ok(node: ast.Call, ctx, method: bool, api: str) -> bool:
     return True
 
 
-@check("OPS001", ast.Call)
+def _fallback_names(settings) -> frozenset:
+    return _last_parts(api_fallbacks(_release(settings.torch_npu)))
+
+
+def _may_fallback_names(settings) -> frozenset:
+    return _last_parts(api for api, flags in _doc_flags(_release(settings.torch_npu)).items() if flags[0])
+
+
+def _unsupported_names(settings) -> frozenset:
+    hwkey = _chip_hw(settings.chip)
+    return _last_parts(api for api, flags in _doc_flags(_release(settings.torch_npu)).items()
+                       if flags[1] or hwkey is not None and flags[3].get(hwkey) is False)
+
+
+@check("OPS001", ast.Call, names=_fallback_names)
 def cpu_fallback_op(node: ast.Call, ctx) -> None:
     api, method = _api_of(node, ctx)
     if api is None:
@@ -164,7 +178,7 @@ def cpu_fallback_op(node: ast.Call, ctx) -> None:
                release=release, hint=hint)
 
 
-@check("OPS002", ast.Call)
+@check("OPS002", ast.Call, names=_may_fallback_names)
 def doc_may_fallback(node: ast.Call, ctx) -> None:
     api, method = _api_of(node, ctx)
     if api is None or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
@@ -227,7 +241,7 @@ def device_independent_apis() -> dict:
     return tomllib.loads(text)["api"]
 
 
-@check("OPS003", ast.Call)
+@check("OPS003", ast.Call, names=_unsupported_names)
 def doc_unsupported(node: ast.Call, ctx) -> None:
     api, method = _api_of(node, ctx)
     if api is None or api in device_independent_apis() or api in _REPORTED_ELSEWHERE or api.startswith(_REPORTED_ELSEWHERE_PREFIXES) or method and api.split(".", 1)[1] in AMBIGUOUS_METHODS and not _receiver_is_tensor(node, ctx):
@@ -262,14 +276,14 @@ def bmm_claim(release: str) -> str:
     return f"torch_npu {release}: bmm is {kbops.SHORT_LABELS.get(cls, cls)}; a field guide reports bmm slow on older builds"
 
 
-@check("OPS004", ast.Call)
+@check("OPS004", ast.Call, names=("bmm",))
 def bmm_slow_path(node: ast.Call, ctx) -> None:
     api, method = _api_of(node, ctx)
     if api == "torch.bmm" or (method and api == "Tensor.bmm" and ctx.has_import("torch")):
         ctx.report(node, api=api, claim=bmm_claim(_release(ctx.settings.torch_npu)))
 
 
-@check("OPS005", ast.Call)
+@check("OPS005", ast.Call, names=_last_parts(INSTANCE_NORM))
 def instance_norm(node: ast.Call, ctx) -> None:
     q = ctx.call_name(node)
     if q in INSTANCE_NORM:
@@ -299,7 +313,7 @@ def sparse_tensor(node: ast.Call, ctx) -> None:
         ctx.report(node, api=api, detail=detail)
 
 
-@check("OPS007", ast.Call)
+@check("OPS007", ast.Call, names=lambda settings: _deprecated_bases())
 def deprecated_npu_api(node: ast.Call, ctx) -> None:
     q = ctx.call_name(node)
     if not q or not (q.startswith("torch_npu.") or q.startswith("torch.ops.npu.")):
