@@ -132,10 +132,16 @@ def summarize(ctx, findings: list) -> dict:
             if start <= f.line <= end:
                 fix = "" if f.fix is None else "safe" if f.fix.safe else "unsafe"
                 work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message[:160], fix])
+    methods = {cname: [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
+                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name != "__init__"]
+               for cname, cnode, kind in defs if kind == "class"} if ext_items else {}
     for call, item in ext_items:  # a call into the project's own CUDA code (fused.op(x) after fused = load(...))
         for start, end, name in spans:
-            if start <= call.lineno <= end and item not in work.get(name, ()):
-                work.setdefault(name, []).append(item)
+            if not start <= call.lineno <= end or item in work.get(name, ()):
+                continue
+            if any(a <= call.lineno <= b for a, b in methods.get(name, ())):
+                continue  # in a method of that class: the method's work, not what instantiating it runs
+            work.setdefault(name, []).append(item)
     for cname, cnode, kind in defs:  # a class's own work: its body and __init__, not its other methods
         if kind == "class" and cname in work:
             other = [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
@@ -205,6 +211,8 @@ def summarize(ctx, findings: list) -> dict:
                 ref = _ref(mod, nm, lvl, rest)
             elif not rest:
                 ref = "." + "\0" + root  # same module
+            elif root in local_classes and "." not in rest:
+                ref = "." + "\0" + f"{root}.{rest}"  # Fn.apply(x) (an autograd Function), Cls.static_method()
             else:
                 continue
         p = getattr(n, "_asc_parent", None)
@@ -537,6 +545,7 @@ class _Index:
         self.resolver = Resolver(list(summaries) + list(self.builds), {rel: s.get("path") for rel, s in summaries.items()})
         self._norm = {norm(rel): rel for rel in list(summaries) + list(self.builds)}
         self._targets: dict = {}
+        self._heads: dict = {}
         self.why: dict = {}  # (ref, importer) -> how the import was resolved, in words
         self.via: dict = {}  # (ref, importer) -> the module that re-exports it (a package's __init__)
 
@@ -571,6 +580,14 @@ class _Index:
         self._targets[key] = got
         return got
 
+    def _local_heads(self, rel: str) -> set:
+        """The module-level function and class names of ``rel``'s summary (methods give their class)."""
+        heads = self._heads.get(rel)
+        if heads is None:
+            s = self.summaries[rel]
+            heads = self._heads[rel] = {k.split(".")[0] for k in (s.get("functions") or {})} | set(s.get("classes") or {})
+        return heads
+
     def _follow(self, rel: str, member: str, depth: int) -> Optional[tuple]:
         s = self.summaries.get(rel)
         if s is None or depth > 4:
@@ -578,6 +595,8 @@ class _Index:
         if member in (s.get("functions") or {}) or member in (s.get("classes") or {}):
             return rel, member
         head, _, tail = member.partition(".")
+        if tail in ("__call__", "apply") and f"{head}.forward" in (s.get("functions") or {}):
+            return rel, f"{head}.forward"  # a module instance called (nn.Module), an autograd Function's apply
         imp = (s.get("imports") or {}).get(head)
         if imp is not None:  # re-exported: `from .train_utils import setup` in utils/__init__.py
             t = self.target(_ref(imp[0], imp[1], imp[2], tail), rel)
@@ -597,8 +616,7 @@ class _Index:
         if "\0" in ref:
             dots, full = ref.split("\0", 1)
             if dots == "." and importer in self.summaries:
-                s = self.summaries[importer]
-                if "." not in full or full in (s.get("functions") or {}) or full.split(".")[0] in (s.get("classes") or {}):
+                if "." not in full or full.split(".")[0] in self._local_heads(importer):
                     return importer, full  # same module (a function, a class, a method called on self)
             parts = full.split(".")
             for i in range(len(parts), -1, -1):
