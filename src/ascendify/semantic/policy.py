@@ -201,10 +201,13 @@ def apply_policy(findings: list, ctx) -> list:
         fixable_guard = [g for g in guard if g.fix is not None]
         # what must change with the guard: the body's CUDA code (errors and silent downgrades); its
         # warnings and notes (a missing is_initialized() guard, an operator note) keep their own fixes
-        blocking = [f for f in body if f.severity in ("error", "silent") or has_policy(rules, f.code, "library") or id(f) in holds_back]  # "library": a CUDA-only library
+        # a silent test of its own (`and args.dist_backend == "nccl"`, never true on Ascend) needs no change with
+        # the guard: left as it is, its own branch stays off as it is now; it keeps its own fix (imagenet main.py:118)
+        inner = {id(f) for f in body if _off_test(f, nodes.get(id(f)))}
+        blocking = [f for f in body if id(f) not in inner and (f.severity in ("error", "silent") or has_policy(rules, f.code, "library") or id(f) in holds_back)]  # "library": a CUDA-only library
         bad = next((f for f in blocking if f.fix is None), None)
         if fixable_guard and bad is None:
-            members = fixable_guard + [f for f in body if f.fix is not None]
+            members = fixable_guard + [f for f in body if f.fix is not None and id(f) not in inner]
             edits: list = []
             for f in members:
                 for e in f.fix.edits:
@@ -214,7 +217,8 @@ def apply_policy(findings: list, ctx) -> list:
             for f in members:
                 f.fix = Fix(tuple(edits), safe, f.fix.operation)
             for f in body:
-                _dead(rules, f, ctx.line_ref(line), line, " (fixed together with that test)" if f.fix is not None else "")
+                _dead(rules, f, ctx.line_ref(line), line, " (fixed together with that test)" if f.fix is not None and id(f) not in inner
+                      else " (its own test: the guard's fix does not need it)" if id(f) in inner else "")
         else:
             for f in body:
                 f.fix = None
@@ -313,6 +317,27 @@ def _guarded_intent(node: ast.AST, model) -> str:
         if lib:
             return lib
     return ""
+
+
+def _off_test(f: Finding, node: Optional[ast.AST]) -> bool:
+    """A silent finding that is (part of) an ``if``/``while``/conditional test that holds while it is true
+    (``x == "nccl"``, ``a and b``, ``is_nccl_available()``; no ``not``, ``!=`` or ``not in``): on Ascend its
+    branch is off, with or without the enclosing guard's fix."""
+    if f.severity != "silent" or node is None:
+        return False
+    child, p = node, getattr(node, "_asc_parent", None)
+    while p is not None:
+        if isinstance(p, (ast.If, ast.While, ast.IfExp)):
+            return p.test is child
+        if isinstance(p, ast.Compare):
+            if not all(isinstance(op, (ast.Eq, ast.In, ast.Is)) for op in p.ops):
+                return False
+        elif isinstance(p, ast.UnaryOp) or isinstance(p, ast.stmt):
+            return False
+        elif not isinstance(p, (ast.BoolOp, ast.Attribute, ast.Call, ast.Subscript, ast.Name, ast.Constant)):
+            return False
+        child, p = p, getattr(p, "_asc_parent", None)
+    return False
 
 
 def _dead(rules: dict, f: Finding, line: str, lineno: int, tail: str) -> None:
