@@ -132,3 +132,15 @@ def test_compare_verdict_line_wraps_indented(narrow, tmp_path):
     rest = lines[at + 1:]
     assert rest and all(ln.startswith("    ") for ln in rest), lines[at:]  # the thresholds go on indented
     assert "rel_euclid <= 0.05" in " ".join(" ".join(lines[at:]).split())
+
+
+def test_probe_heading_source_and_verdict_wrap_indented(narrow, tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    (tmp_path / "sdpa.py").write_text(SDPA_MODEL)
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("probe", "sdpa.py:factory", "--input", "q:2,4,16,8:float32")
+    lines = _fits(r.out)
+    col0 = [ln for ln in lines if ln and not ln.startswith(" ")]
+    # every line at column 0 starts something: the head, inputs, counts, a heading, a row, source, verdict
+    starts = ("ascendify probe", "inputs:", "1 distinct aten", "Findings", "source:", "VERDICT:", "warning:")
+    assert all(ln.startswith(starts) or " — " in ln for ln in col0), col0

@@ -101,3 +101,18 @@ def wrap(text: str, width: int, initial: str = "", subsequent: str = "") -> list
     if not empty or not lines:
         lines.append(cur)
     return lines
+
+
+def print_wrapped(con, line) -> None:
+    """Print one report line (str or a single-style rich Text) wrapped to ``con.width`` by
+    :func:`wrap`: the continuation lines indented under it (its own indent plus a bullet's
+    width, at least 4), never at column 0 as the terminal's own wrap puts them."""
+    from rich.text import Text
+
+    t = line if isinstance(line, Text) else Text(str(line))
+    plain = t.plain
+    body = plain.lstrip(" ")
+    lead = plain[:len(plain) - len(body)]
+    rest = " " * max(4, len(lead) + 2)
+    for ln in wrap(body, con.width, lead, rest) if body else [plain]:
+        con.print(Text(ln, style=t.style), overflow="fold")

@@ -51,21 +51,24 @@ def _rel(line: Optional[str]) -> str:
 def render_text(result: dict, all_ops: bool = False) -> None:
     from rich.text import Text
 
-    from ascendify.termtable import print_table, report_console
+    from ascendify.termtable import print_table, print_wrapped, report_console
 
     con = report_console()
+
+    def say(line) -> None:
+        print_wrapped(con, line)
     cl = result["classification"]
-    con.print(Text(f"ascendify probe {result['target']} — torch_npu {cl['torch_npu']} (torch {cl['torch']})"
+    say(Text(f"ascendify probe {result['target']} — torch_npu {cl['torch_npu']} (torch {cl['torch']})"
                    + (f", chip {cl['chip']}" if cl.get("chip") else "") + f", {result['mode']}", style="bold"))
     if result.get("inputs"):
-        con.print(Text("inputs: " + "  ".join(result["inputs"]) + (f"   second set: {'  '.join(result['inputs2'])}"
+        say(Text("inputs: " + "  ".join(result["inputs"]) + (f"   second set: {'  '.join(result['inputs2'])}"
                                                                     if result.get("inputs2") else ""), style="dim"))
     for w in cl["warnings"] + result.get("warnings", []):
-        con.print(Text("warning: " + w, style="yellow"))
+        say(Text("warning: " + w, style="yellow"))
     counts: dict = {}
     for r in cl["rows"]:
         counts[r["short"]] = counts.get(r["short"], 0) + 1
-    con.print(Text(f"{len(cl['rows'])} distinct aten overloads, {sum(r['count'] for r in cl['rows'])} calls: "
+    say(Text(f"{len(cl['rows'])} distinct aten overloads, {sum(r['count'] for r in cl['rows'])} calls: "
                    + ", ".join(f"{v} {k}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))))
     rows = cl["rows"] if all_ops else [r for r in cl["rows"] if r["class"] not in ("npu_kernel", "npu_via_structured_out",
                                                                                        "composite_explicit", "composite_implicit",
@@ -91,32 +94,32 @@ def render_text(result: dict, all_ops: bool = False) -> None:
             if x.get("recipe"):
                 recipes.setdefault(x["recipe"], []).append(x["op"])
         if recipes:
-            con.print(Text("Replacements", style="bold"))
+            say(Text("Replacements", style="bold"))
             for text, opsl in recipes.items():
-                con.print(Text(f"  • {', '.join(sorted(set(opsl))[:4])}: {text}"))
+                say(Text(f"  • {', '.join(sorted(set(opsl))[:4])}: {text}"))
     dyn = result.get("dynamic")
     if dyn and (dyn.get("data_dependent") or dyn.get("comparison") or dyn.get("atc")):
-        con.print(Text("Dynamic shapes", style="bold"))
+        say(Text("Dynamic shapes", style="bold"))
         for d in dyn["data_dependent"]:
-            con.print(Text(f"  • [{d['kind']}] aten::{d['op']} ×{d['count']} at {', '.join(_rel(l) for l in d['lines'])}: {d['why']}"))
+            say(Text(f"  • [{d['kind']}] aten::{d['op']} ×{d['count']} at {', '.join(_rel(l) for l in d['lines'])}: {d['why']}"))
         cmp_ = dyn.get("comparison")
         if cmp_:
-            con.print(Text(f"  {len(cmp_['shape_changing_ops'])} op(s) see different shapes between the two input sets, "
+            say(Text(f"  {len(cmp_['shape_changing_ops'])} op(s) see different shapes between the two input sets, "
                            f"{len(cmp_['shape_stable_ops'])} keep theirs"
                            + (f": {', '.join(cmp_['shape_changing_ops'][:12])}{'…' if len(cmp_['shape_changing_ops']) > 12 else ''}"
                               if cmp_['shape_changing_ops'] else "")))
         adv = dyn.get("atc")
         if adv:
-            con.print(Text(f"  ATC mode: {adv['mode']}: atc … {adv['atc']}"))
+            say(Text(f"  ATC mode: {adv['mode']}: atc … {adv['atc']}"))
             for n in adv["notes"]:
-                con.print(Text(f"    - {n}"))
-            con.print(Text(f"    source: {adv['source']}", style="dim"))
+                say(Text(f"    - {n}"))
+            say(Text(f"    source: {adv['source']}", style="dim"))
     if result.get("error"):
         e = result["error"]
-        con.print(Text(f"error: {e['type']}: {e['message']}" + (f" (in aten::{e['op']}" if e.get("op") else "")
+        say(Text(f"error: {e['type']}: {e['message']}" + (f" (in aten::{e['op']}" if e.get("op") else "")
                        + (f", {_rel(e['line'])})" if e.get("line") else (")" if e.get("op") else "")), style="red"))
     if result.get("emulation"):
         em = result["emulation"]
-        con.print(Text(f"emulated: {', '.join(em.get('used', [])) or 'nothing'}; stopped: {em.get('stopped', '')}", style="dim"))
-    con.print(Text(f"source: {cl['source']}", style="dim"))
-    con.print(Text(result["verdict"], style="bold"))
+        say(Text(f"emulated: {', '.join(em.get('used', [])) or 'nothing'}; stopped: {em.get('stopped', '')}", style="dim"))
+    say(Text(f"source: {cl['source']}", style="dim"))
+    say(Text(result["verdict"], style="bold"))
