@@ -103,10 +103,11 @@ def test_complex_dtype_and_fp16_scale_rules(tmp_path):
 
 
 def test_a_log_with_only_an_error_line_leads_with_its_words(tmp_path):
-    rep = diagnose((write_log(tmp_path, "INFO starting\n[ERROR] TBE Subprocess[task_distribute] raise error[], main process "
-                                   "disappeared!\n"),))
+    # (TBE's "main process disappeared" was the example here; the catalogue now reads it as an exit-time consequence)
+    rep = diagnose((write_log(tmp_path, "INFO starting\n[ERROR] Pool worker[loader_3] raise error[], its job queue "
+                                   "vanished!\n"),))
     top = rep.findings[0]
-    assert top.severity == "error" and "main process disappeared" in top.title
+    assert top.severity == "error" and "job queue vanished" in top.title
     rep = diagnose((write_log(tmp_path, "INFO starting\nValue error, Ascend scheduler is enabled without chunked prefill feature.\n",
                          "b.log"),))
     assert rep.findings[0].id == "log-error-line" and "chunked prefill" in rep.findings[0].title
