@@ -788,6 +788,10 @@ def device_type_test(node, ctx) -> None:
     if target != "npu":
         ctx.report(node, _agnostic_device_test(node, lits, ctx))
         return
+    if _tests_data(node, lits, ctx):
+        both = _agnostic_device_test(node, lits, ctx)  # the data may still say "cuda": accept both
+        ctx.report(node, both if both is not None and both.safe else None)
+        return
     edits: list = []
     for lit in lits:
         # a string comparison needs no torch_npu: no `import torch_npu` for it alone
@@ -797,6 +801,30 @@ def device_type_test(node, ctx) -> None:
             break
         edits.extend(e)
     ctx.report(node, fix(*edits, operation="test for the target device type") if edits else None)
+
+
+def _tests_data(node, lits, ctx) -> bool:
+    """Is the tested string read from data rather than a device this program chose: ``str(X)`` of a
+    non-device value or a subscript (``str(node["value"]).startswith("cuda")`` in CLIP's patch of a
+    CUDA-traced TorchScript archive, whose constants say "cuda" on every host)?  Testing it for "npu"
+    instead would never match; the test must accept both."""
+    if isinstance(node, ast.Call):
+        subject = node.func.value if isinstance(node.func, ast.Attribute) else None
+    else:
+        sides = [node.left, *node.comparators]
+        rest = [s for s in sides if all(s is not lit for lit in lits)]
+        subject = rest[0] if len(rest) == 1 else None
+    if isinstance(subject, ast.Call) and isinstance(subject.func, ast.Name) and subject.func.id in ("str", "repr") \
+            and len(subject.args) == 1 and not subject.keywords and not ctx.model.bindings.resolve(subject.func):
+        subject = subject.args[0]
+        if isinstance(subject, ast.Subscript):
+            return True
+        name = subject.id if isinstance(subject, ast.Name) else subject.attr if isinstance(subject, ast.Attribute) else ""
+        if "device" in name.lower() or name.lower() in ("dev", "d"):
+            return False  # str(device): named for the program's device
+        value = ctx.model.device_of(subject)
+        return not value or dv.only(value, dv.UNKNOWN)
+    return isinstance(subject, ast.Subscript)  # cfg["device"] == "cuda": a config read, not rewritten with the code
 
 
 def _agnostic_device_test(node, lits, ctx):
