@@ -128,5 +128,5 @@ def test_packaged_family_records_match_logs_worded_differently(tmp_path, monkeyp
 @pytest.mark.packaged_known_issues
 def test_packaged_records_of_this_helper_are_valid_and_cited():
     recs, problems = ki.read_records([(n, d) for n, d in ki.data_files() if n == "field.jsonl"])
-    assert not problems and len(recs) == 11
+    assert not problems and len(recs) == 13
     assert all(r["url"].startswith("https://github.com/") and r["quote"] for r in recs)
