@@ -66,6 +66,9 @@ def test_a_weak_match_is_the_closest_known_issue_not_an_assertion(tmp_path, use_
     assert top.known_issue["id"] == "demo#3" and top.known_issue["confidence"] < ki.CLOSE_CONFIDENCE
     assert "closest known issue demo#3" in top.cause and "not certain" in top.cause
     assert top.cause.startswith("Perhaps: ") and top.fix.startswith("If it is that issue: ")
+    from ascendify.diagnose.cli import render_text
+    text = render_text(diagnose((write_log(tmp_path, weak, "w.log"),)))
+    assert "   closest  demo#3 (match" in text and "not certain" in text and "   known " not in text
     strong = diagnose((write_log(tmp_path, LONG["quote"][0] + "\n", "b.log"),)).findings[0]
     assert strong.known_issue["confidence"] >= ki.CLOSE_CONFIDENCE
     assert "closest" not in strong.cause and "not certain" not in strong.cause

@@ -9,6 +9,7 @@ from typing import Optional
 import click
 
 from ascendify.diagnose.engine import Finding, Report, _iso
+from ascendify.diagnose.known_issues import CLOSE_CONFIDENCE
 from ascendify.diagnose.engine import diagnose as run_diagnose
 from ascendify.diagnose.rules import rule_info
 from ascendify.diagnose.structure import is_user_frame
@@ -209,7 +210,9 @@ def _render_one(report: Report, max_findings: Optional[int] = None) -> str:
             out += _wrap("reason", f.reason)
         if f.known_issue:
             k = f.known_issue
-            out += _wrap("known", f"{k['id']} (match {k['confidence']:.2f}): {k['title']} <{k['url']}>"
+            close = k["confidence"] >= CLOSE_CONFIDENCE
+            out += _wrap("known" if close else "closest", f"{k['id']} (match {k['confidence']:.2f}"
+                         + ("" if close else ", not certain") + f"): {k['title']} <{k['url']}>"
                          + (f" {k['fix_note']}" if k.get("fix_note") else ""))
         if f.details.get("wrapped_codes"):
             out.append(f"   {'wraps':<9}" + ", ".join(f.details["wrapped_codes"]) + " (generic codes printed with it)")
