@@ -377,14 +377,15 @@ def _outcome(r: dict, entry) -> str:
         return f"no report (exit {r['code']}): {tail[:120]}"
     parts = []
     ff = doc.get("first_failure")
-    if r["code"] == 130 and entry.get("stop_after"):
+    if r["code"] in (130, -2, -9) and entry.get("stop_after"):
         parts.append(f"ran {len(losses)} logged steps (stopped by the trial)")
     elif r["code"] == 0:
         parts.append("runs")
-    if ff and r["code"] not in (0, 130):
+    stopped = (0, 130, -2, -9) if entry.get("stop_after") else (0,)
+    if ff and r["code"] not in stopped:
         uf = ff.get("user_frame") or {}
         parts.append(f"fails {uf.get('path')}:{uf.get('line')} {ff.get('type')}: {' '.join(str(ff.get('message')).split())[:90]}")
-    elif r["code"] not in (0, 130):
+    elif r["code"] not in stopped:
         parts.append(f"exit {r['code']}")
     p = doc.get("parameters") or {}
     if p.get("on"):
@@ -462,7 +463,7 @@ def trial(entry, work: str, timeout: int) -> dict:
         both = ("the npu and agnostic copies print the same losses " + ", ".join(cmp_l[:4]) if n and cmp_l[:n] == ag_l[:n]
                 else f"npu copy {cmp_l[:3]} vs agnostic copy {ag_l[:3]}")
         loss = f"no CPU baseline ({entry.get('no_cpu', 'see the entry')}); {both}"
-    elif code not in (0, 130, -2) or not cpu_l:
+    elif code not in (0, 130, -2, -9) or not cpu_l:  # -9: killed by the trial when SIGINT did not stop it
         loss = f"no CPU baseline (exit {code}: {(err.strip().splitlines() or ['?'])[-1][:100]})"
     elif not cmp_l:
         loss = "copy printed no loss"
