@@ -187,6 +187,7 @@ def apply_policy(findings: list, ctx) -> list:
             groups.setdefault(keys.of(c.dead_origin, node), (c.dead_origin, []))[1].append(f)
         out.append(f)
     if not groups:
+        _hold_class_tests(out, nodes, ctx)
         return out
     origins: dict = {}  # group key -> every origin node with that key (the same test written twice)
     for f in out:
@@ -228,7 +229,54 @@ def apply_policy(findings: list, ctx) -> list:
                     g.fix = None
                     g.note(f"left as written: its branch still has CUDA code with no automatic fix ({bad.code} at {ctx.line_ref(bad.line)})",
                            "held", bad.line)
+    _hold_class_tests(out, nodes, ctx)
     return out
+
+
+def _test_like(node: Optional[ast.AST]) -> bool:
+    """A device test as a finding's node: ``d.type == "cuda"``, ``x.is_cuda``, ``torch.cuda.is_available()``."""
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr == "is_cuda"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in ("is_available", "startswith", "endswith")
+    return False
+
+
+def _class_of(node: Optional[ast.AST]) -> Optional[ast.ClassDef]:
+    p = getattr(node, "_asc_parent", None)
+    while p is not None and not isinstance(p, ast.ClassDef):
+        p = getattr(p, "_asc_parent", None)
+    return p
+
+
+def _hold_class_tests(out: list, nodes: dict, ctx) -> None:
+    """A class decides its device in one place and reads the decision in another: denoising-diffusion-
+    pytorch's ``Attend.__init__`` returns early unless ``torch.cuda.is_available()`` (held back: CUDA
+    device properties follow) and sets ``self.cuda_config`` only after it; ``flash_attn`` picks
+    ``self.cuda_config if q.is_cuda else self.cpu_config``.  Rewriting ``q.is_cuda`` alone sends NPU
+    tensors to the config that stayed None.  So while one CUDA test of a class is left as written, the
+    class's other device tests are left with it (its device moves are still fixed)."""
+    held: dict = {}  # id(class) -> line of a held test
+    for f in out:
+        if f.fix is None and any(n.kind == "held" for n in f.notes):
+            cls = _class_of(nodes.get(id(f)))
+            if cls is not None:
+                held.setdefault(id(cls), f.line)
+    if not held:
+        return
+    for f in out:
+        node = nodes.get(id(f))
+        if f.fix is None or not _test_like(node):
+            continue
+        cls = _class_of(node)
+        line = held.get(id(cls)) if cls is not None else None
+        if line is None:
+            continue
+        f.fix = None
+        f.note(f"left as written with the CUDA test at {ctx.line_ref(line)}: the class decides its device there "
+               f"and reads the decision here", "held", line)
 
 
 TEST_DECORATORS = frozenset({"skipIf", "skipUnless", "skipif", "skip", "xfail", "parametrize", "param", "expectedFailure",
