@@ -100,6 +100,20 @@ def _root_local(node: ast.AST) -> Optional[tuple]:
     return root, rest
 
 
+def _top_imports(tree: ast.Module) -> dict:
+    """Local name -> line of each import statement of the module body itself (not under ``try``/``if``):
+    what the module cannot be imported without."""
+    out: dict = {}
+    for st in tree.body:
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                out.setdefault(a.asname or a.name.split(".")[0], st.lineno)
+        elif isinstance(st, ast.ImportFrom):
+            for a in st.names:
+                out.setdefault(a.asname or a.name, st.lineno)
+    return out
+
+
 def summarize(ctx, findings: list) -> dict:
     """The summary of one analysed file (``ctx`` is its RuleContext after the walk)."""
     tree = ctx.tree
@@ -264,6 +278,9 @@ def summarize(ctx, findings: list) -> dict:
                "uses": uses, "noqa": noqa}
         if reexports:
             out["reexports"] = reexports
+        top = _top_imports(tree)
+        if top:
+            out["top_imports"] = top
         if uses:
             t = _module_torch(tree)
             if t is not None:
@@ -751,6 +768,7 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
         return messages.get((r, w[1], w[2], w[0]), w[0])
 
     index = _Index(summaries)
+    bound: dict = {}  # rel -> (line, name, build): a file that imports a built CUDA extension unconditionally
     work = _transitive_work(index)
     fix_level = _transitive_fix(index)
     # a helper called from many modules is a library utility, not a step of a script: its own
@@ -792,6 +810,10 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 if trel in index.builds:  # _C.nms(...): straight into a module a CUDAExtension builds
                     brel, item, _name = index.builds[trel]
                     items = [(brel, item)]
+                    root = use.get("text", "").split(".")[0]
+                    top = s.get("top_imports") or {}
+                    if root in top and not where.startswith("dead:"):
+                        bound.setdefault(rel, (top[root], root, f"{brel}:{item[1]}"))
                 else:  # (Class.method of an instance is the method's own work: never the class's __init__)
                     items = work.get(key) or []
                 if not items:
@@ -856,7 +878,23 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
                 f = Finding("DEV006", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
                 f.related = [{"path": trel, "line": const["span"][0], "col": const["span"][1], "message": f"`{member} = {const['int']}`"}]
                 out.append(f)
+    for rel, (line, name, at) in bound.items():
+        _hold_file(findings, rel, line, name, at)
     return out
+
+
+def _hold_file(findings: Optional[list], rel: str, line: int, name: str, at: str) -> None:
+    """A module that imports a CUDA extension the project builds at module level and calls it (Swin-
+    Transformer's ``kernels/window_process/unit_test.py``: ``import swin_window_process``, the kernels'
+    own test) cannot even be imported on an Ascend host: its device code is the extension's, CUDA-only by
+    intent.  Its fixes are taken back (rewritten, NPU tensors would go into the CUDA kernel); the fix run
+    keeps them back in later passes (the ``intent`` note, fix/run.py)."""
+    for pf in findings or ():
+        if pf.path == rel and pf.fix is not None:
+            pf.fix = None
+            pf.note(f"CUDA-only by intent: this module imports `{name}` (line {line}), the CUDA extension the project builds "
+                    f"({at}), and calls it; left as written: port the extension (Ascend C / torch_npu) or give the "
+                    "module a fallback first", "intent", line)
 
 
 def _reexport_call(use: dict, rel: str, trel: str, rx: dict, settings, rules: dict, summary: dict) -> Optional[Finding]:
