@@ -208,7 +208,18 @@ def optimizer_kernels() -> dict:
     return {k: v["kernels"] for k, v in tomllib.loads(text)["optimizer"].items()}
 
 
+_OPTIMIZER_ON_NPU: dict = {}  # (api, id of the release's table: tables are cached for the process) -> bool
+
+
 def _optimizer_on_npu(api: str, table) -> bool:
+    key = (api, id(table))
+    hit = _OPTIMIZER_ON_NPU.get(key)
+    if hit is None:
+        hit = _OPTIMIZER_ON_NPU[key] = _optimizer_kernels_on_npu(api, table)
+    return hit
+
+
+def _optimizer_kernels_on_npu(api: str, table) -> bool:
     kernels = optimizer_kernels().get(api)
     if not kernels:
         return False
@@ -293,6 +304,8 @@ def instance_norm(node: ast.Call, ctx) -> None:
 @check("OPS006", ast.Call)
 def sparse_tensor(node: ast.Call, ctx) -> None:
     q = ctx.call_name(node)
+    if q is not None and not q.startswith("torch."):
+        return  # every API below is torch's (an unresolved method is tested by its name)
     detail = None
     api = q
     if q in SPARSE_CTORS or (q and q.startswith("torch.sparse.") and q != "torch.sparse.check_sparse_tensor_invariants"):
@@ -305,7 +318,7 @@ def sparse_tensor(node: ast.Call, ctx) -> None:
     elif q is None and isinstance(node.func, ast.Attribute) and node.func.attr in SPARSE_METHODS:
         api = "Tensor." + node.func.attr
         detail = "Tensor.to_sparse* conversions are unsupported on Atlas A2/A3 (2.13 native-API list)"
-    if detail is None:
+    if detail is None and q is not None:
         lay = kwarg(node, "layout")
         if lay is not None and ctx.qualname(lay) in SPARSE_LAYOUTS and q and q.startswith("torch."):
             api, detail = f"{q}(layout={ctx.qualname(lay)})", "sparse layouts have no NPU fallback"
