@@ -404,8 +404,10 @@ def _outcome(r: dict, entry) -> str:
     made = gs.get("constructed") or []
     if any(c.get("enabled") for c in made):
         parts.append(f"loss scaler on ({gs.get('steps', 0)} steps, {gs.get('skip', 0)} skipped)")
+    elif made and not any(c.get("requested", True) for c in made):
+        parts.append("loss scaler off by the program (enabled=False)")
     elif made:
-        parts.append("loss scaler OFF (" + ", ".join(sorted({str(c.get('device_type')) for c in made})) + ")")
+        parts.append("loss scaler SWITCHED OFF (" + ", ".join(sorted({str(c.get('device_type')) for c in made})) + ")")
     if doc.get("fallbacks"):
         parts.append("fallbacks " + ", ".join(f["op"] for f in doc["fallbacks"]))
     if doc.get("dtype_findings"):
