@@ -1,8 +1,9 @@
 """The numba kernels (``ascendify.compare._fused``) against the numpy path, on the same data.
 
-Every case runs both paths and compares them: counts, maxima, minima and KL exactly; other sums
+Every case runs both paths and compares them: counts, maxima and minima exactly; other sums
 and the metrics built on them within rel 1e-12 / abs 1e-15 (the kernels only change the
-order of the float64 sums).  The numba half is skipped only when numba is not installed.
+order of the float64 sums); KL within rel 1e-9 / abs 1e-12 (see KL_RTOL).  The numba half is
+skipped only when numba is not installed.
 """
 
 from __future__ import annotations
@@ -25,8 +26,13 @@ RTOL, ATOL = 1e-12, 1e-15
 #: values computed by the same float64 operations per element on both paths (not sums)
 EXACT = {"n", "n_valid", "nan_candidate", "inf_candidate", "nan_baseline", "inf_baseline", "nonfinite_mismatch",
          "fp16_overflow_candidate", "fp16_overflow_baseline", "max_abs", "max_rel", "min_candidate", "max_candidate",
-         "min_baseline", "max_baseline",
-         "kl"}  # KL: the kernels write the numpy path's p and q, numpy finishes both paths alike
+         "min_baseline", "max_baseline"}
+#: KL is a float reduction: the kernels write the numpy path's p and p/q elementwise but sum p and q
+#: in another order than numpy's pairwise sum, so KL = Σp·log(p/q)/Σp + log(Σq/Σp) (a difference of
+#: nearly equal terms when the tensors are close) agrees only to rounding.  The bar (the lead's
+#: decision for issue 22): within rtol 1e-9 / atol 1e-12 of the numpy path and of a plain float64
+#: numpy reference (test_kl_matches_float64_reference)
+KL_RTOL, KL_ATOL = 1e-9, 1e-12
 
 
 def run(x, y, fused: bool, chunk: int = 1 << 16, want_kl: bool = True):
@@ -55,6 +61,8 @@ def assert_same(r_np: dict, r_nb: dict) -> None:
                 assert math.isnan(b), (k, a, b)
             elif k in EXACT or math.isinf(a):
                 assert a == b, (k, a, b)
+            elif k == "kl":
+                assert abs(a - b) <= KL_ATOL + KL_RTOL * abs(a), (k, a, b)
             else:
                 assert abs(a - b) <= ATOL + RTOL * abs(a), (k, a, b, abs(a - b) / max(abs(a), 1e-300))
         else:
@@ -83,6 +91,43 @@ def test_random_float32_multi_chunk(chunk, want_kl):
     r = both(CAND[:n], BASE[:n], chunk=chunk, want_kl=want_kl)
     assert r["n_valid"] == n and 0.999 < r["cosine"] <= 1.0
     assert math.isnan(r["kl"]) != want_kl
+
+
+def _kl_reference(x, y) -> float:
+    """KL as metrics defines it, in float64 numpy on the whole arrays (finite pairs only)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    m = np.isfinite(x) & np.isfinite(y)
+    x, y = x[m], y[m]
+
+    def dist(v):
+        rng = v.max() - v.min()
+        p = np.maximum((v - v.min()) / rng if rng > 0 else np.zeros_like(v), np.finfo(np.float32).eps)
+        return p / p.sum()
+
+    p, q = dist(x), dist(y)
+    return float(np.sum(p * np.log(p / q)))
+
+
+@pytest.mark.parametrize("case", ["close", "far", "nonfinite", "float64"])
+@pytest.mark.parametrize("chunk", [1 << 16, 999])
+def test_kl_matches_float64_reference(case, chunk):
+    """Both paths' KL within rtol 1e-9 / atol 1e-12 of the whole-array float64 reference (KL is a
+    float reduction: a summation order other than the reference's is accepted to that bar)."""
+    x, y = CAND.copy(), BASE.copy()
+    if case == "far":
+        x = BASE + np.random.default_rng(1).standard_normal(BASE.size).astype(np.float32)
+    elif case == "nonfinite":
+        x[::997] = np.nan
+        y[5::1009] = np.inf
+    elif case == "float64":
+        x, y = x.astype(np.float64) * 3 - 1, y.astype(np.float64) * 3 - 1
+    ref = _kl_reference(x, y)
+    assert (ref > 1e-2) if case == "far" else (0 < ref < 1e-6)
+    for fused in ([False, True] if HAVE_NUMBA else [False]):
+        r, used = run(x, y, fused=fused, chunk=chunk)
+        assert used == fused
+        assert r["kl"] == pytest.approx(ref, rel=KL_RTOL, abs=KL_ATOL), (fused, r["kl"], ref)
 
 
 @pytest.mark.parametrize("dx,dy", [("float64", "float64"), ("float32", "float64"), ("float64", "float32"),

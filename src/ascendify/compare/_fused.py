@@ -42,8 +42,8 @@ EPS32 = float(np.finfo(np.float32).eps)
 FP16_MAX = 65504.0
 
 # float outputs of the data pass (indices into ``fo``)
-SXX, SYY, SXY, SX, SY, SDD, SUM_ABS, MAX_ABS, SUM_REL, MAX_REL, MIN_X, MAX_X, MIN_Y, MAX_Y = range(14)
-NF = 14
+SXX, SYY, SXY, SX, SY, SDD, SUM_ABS, MAX_ABS, SUM_REL, MAX_REL, MIN_X, MAX_X, MIN_Y, MAX_Y, KL_SP, KL_SQ = range(16)
+NF = 16
 # integer outputs (indices into ``io``)
 N_VALID, NAN_X, INF_X, NAN_Y, INF_Y, MISMATCH, OVER_X, OVER_Y = range(8)
 NI = 8
@@ -242,14 +242,23 @@ def _minmax(x, y, fo, at):
     fo[at + 3] = mxy.max()
 
 
-@_jit()
-def _kl_terms(x, y, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf):
-    """p = max((x − lo_x)·sc_x, eps32) into pbuf, q likewise into qbuf (elementwise)."""
+@_jit(fastmath=_SUMS)
+def _kl_terms(x, y, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf, fo):
+    """KL's p = max((x − lo_x)·sc_x, eps32) into pbuf and p/q into qbuf (q likewise from y),
+    elementwise as the numpy path; Σp and Σq into ``fo[KL_SP]``/``fo[KL_SQ]`` (one fused pass:
+    the caller only takes the log of qbuf and its dot product with pbuf)."""
+    sp = sq = 0.0
     for i in range(x.size):
         p = (np.float64(x[i]) - lo_x) * sc_x
         q = (np.float64(y[i]) - lo_y) * sc_y
-        pbuf[i] = p if p > EPS32 else EPS32
-        qbuf[i] = q if q > EPS32 else EPS32
+        p = p if p > EPS32 else EPS32
+        q = q if q > EPS32 else EPS32
+        sp += p
+        sq += q
+        pbuf[i] = p
+        qbuf[i] = p / q
+    fo[KL_SP] = sp
+    fo[KL_SQ] = sq
 
 
 @_jit()
@@ -271,7 +280,7 @@ def _data_finite(x, y, want_minmax, ov_x, ov_y, kl_on, lo_x, sc_x, lo_y, sc_y, p
     io[OVER_X] = _count_over(x) if ov_x else 0
     io[OVER_Y] = _count_over(y) if ov_y else 0
     if kl_on:
-        _kl_terms(x, y, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf)
+        _kl_terms(x, y, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf, fo)
     io[N_VALID] = x.size
     io[NAN_X] = 0
     io[INF_X] = 0
@@ -288,6 +297,7 @@ def _data_masked(x, y, kl_on, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf, fo, io):
     mnx = mny = np.inf
     mxx = mxy = -np.inf
     nv = nanx = infx = nany = infy = mis = ox = oy = 0
+    spk = sqk = 0.0
     for i in range(x.size):
         a = np.float64(x[i])
         b = np.float64(y[i])
@@ -329,8 +339,10 @@ def _data_masked(x, y, kl_on, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf, fo, io):
                 q = (b - lo_y) * sc_y
                 if not q > EPS32:
                     q = EPS32
+                spk += p
+                sqk += q
                 pbuf[nv] = p
-                qbuf[nv] = q
+                qbuf[nv] = p / q
             nv += 1
         else:
             na = math.isnan(a)
@@ -359,6 +371,8 @@ def _data_masked(x, y, kl_on, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf, fo, io):
     fo[MAX_X] = mxx
     fo[MIN_Y] = mny
     fo[MAX_Y] = mxy
+    fo[KL_SP] = spk
+    fo[KL_SQ] = sqk
     io[N_VALID] = nv
     io[NAN_X] = nanx
     io[INF_X] = infx
@@ -373,9 +387,11 @@ def _data_masked(x, y, kl_on, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf, fo, io):
 def data_pass(x, y, want_minmax, ov_x, ov_y, kl_on, lo_x, sc_x, lo_y, sc_y, pbuf, qbuf, fo, io):
     """One chunk of the data pass.  ``x``, ``y``: 1-D C-contiguous float32/float64 of
     the same length; ``pbuf``/``qbuf``: float64 scratch of at least that length, filled
-    (when ``kl_on``) with KL's p and q for the first ``io[N_VALID]`` valid positions
-    (bit-identical to the numpy path's p and q, so the caller's numpy sums, log and dot
-    product over them give the numpy path's KL exactly);
+    (when ``kl_on``) with KL's p and p/q for the first ``io[N_VALID]`` valid positions
+    (elementwise bit-identical to the numpy path's p and p/q; the caller takes numpy's log
+    and dot product over them, as the numpy path does) and Σp, Σq in ``fo[KL_SP]``,
+    ``fo[KL_SQ]`` (summed in another order than numpy's pairwise sum: KL agrees with the
+    numpy path to rounding, ~1e-13 absolute);
     ``sc_*`` = 1/(hi − lo), or 0.0 for a constant side (then p = eps32).  Writes
     ``fo`` (float64[NF]; min/max only with ``want_minmax``) and ``io`` (int64[NI]).
     ``ov_x``/``ov_y``: False when |x| (|y|) cannot exceed 65504 (from the range pass), so

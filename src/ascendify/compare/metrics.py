@@ -291,11 +291,10 @@ class Accumulator:
         self.max_abs = max(self.max_abs, float(fo[fk.MAX_ABS]))
         self.sum_rel += float(fo[fk.SUM_REL])
         self.max_rel = max(self.max_rel, float(fo[fk.MAX_REL]))
-        if self.kl_on:  # the kernel wrote the numpy path's p and q: finish as it does (bit-identical KL)
-            p, q = pbuf[:nv], qbuf[:nv]
-            self.kl_sp += float(np.add.reduce(p))
-            self.kl_sq += float(np.add.reduce(q))
-            lr = np.divide(p, q, out=q)
+        if self.kl_on:  # the kernel wrote p, p/q and summed p and q: numpy's (SIMD) log and the dot product remain
+            p, lr = pbuf[:nv], qbuf[:nv]
+            self.kl_sp += float(fo[fk.KL_SP])
+            self.kl_sq += float(fo[fk.KL_SQ])
             np.log(lr, out=lr)
             self.kl_spl += float(np.dot(p, lr))
             self.kl_done = True
