@@ -38,13 +38,15 @@ class FixOutcome:
 
     ``text`` is the new source (equal to the old when nothing applied);
     ``applied`` the findings whose fix went in; ``skipped`` (finding, reason)
-    pairs; ``error`` a one-line reason when the file was left untouched.
+    pairs; ``error`` a one-line reason when the file was left untouched;
+    ``tree`` the ``ast`` of the new text (parsed to check it), for the re-scan.
     """
 
     text: str
     applied: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     error: Optional[str] = None
+    tree: Optional[ast.Module] = field(default=None, compare=False, repr=False)
 
     @property
     def changed(self) -> bool:
@@ -762,9 +764,9 @@ def apply_fixes(src: SourceFile, findings: list[Finding], unsafe: bool = False) 
     except Exception as exc:  # noqa: BLE001 - a failing rewrite must not stop the run
         return FixOutcome(src.text, [], skipped + [(f, "rewrite failed") for f in chosen], f"cannot rewrite: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     try:
-        ast.parse(new_text)
+        tree = ast.parse(new_text)
         if by_cst:
             cst.parse_module(new_text)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:  # pragma: no cover - a bug in a fix
         return FixOutcome(src.text, [], skipped + [(f, "rewrite did not re-parse") for f in chosen], f"rewrite did not re-parse ({exc}); file left unchanged")
-    return FixOutcome(new_text, [f for f in chosen if id(f) in placed], skipped)
+    return FixOutcome(new_text, [f for f in chosen if id(f) in placed], skipped, tree=tree)

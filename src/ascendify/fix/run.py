@@ -111,7 +111,8 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
         text = final_eol(text, outcome.text)
         texts.append(text)
         out: list = []
-        current = analyze_source(replace(src, text=text), rel, settings, dispatch, out)
+        tree = outcome.tree if text == outcome.text else None  # the fix's own check parsed it: not twice
+        current = analyze_source(replace(src, text=text), rel, settings, dispatch, out, tree=tree)
         summary = out[0] if out else {}
         if held:
             _hold(current, held, text)

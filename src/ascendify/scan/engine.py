@@ -426,11 +426,13 @@ def _newer_syntax_hint(text: str) -> str:
 
 
 def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch: Optional[Dispatch] = None,
-                   summary_out: Optional[list] = None) -> list[Finding]:
+                   summary_out: Optional[list] = None, tree: Optional[ast.Module] = None) -> list[Finding]:
     """All findings for one decoded source.  Syntax errors become a SYN001 finding.
 
     Notebook findings get ``cell`` and ``cell_line`` set.  With ``summary_out``, the module's
     summary for the project pass (:func:`ascendify.semantic.project.summarize`) is appended to it.
+    ``tree``: ``ast.parse(src.text)`` when the caller has it already (fix checks that its result
+    parses); it is consumed (the walk links it to its parents).
     """
     if dispatch is None:
         dispatch = Dispatch.build(settings)
@@ -441,18 +443,19 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return _parse_and_analyze(src, rel_path, settings, dispatch, summary_out)
+        return _parse_and_analyze(src, rel_path, settings, dispatch, summary_out, tree)
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def _parse_and_analyze(src: SourceFile, rel_path: str, settings: Settings, dispatch: Dispatch,
-                       summary_out: Optional[list]) -> list[Finding]:
+                       summary_out: Optional[list], tree: Optional[ast.Module] = None) -> list[Finding]:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes in user code
-            tree = ast.parse(src.text, filename=rel_path, type_comments=False)
+        if tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes in user code
+                tree = ast.parse(src.text, filename=rel_path, type_comments=False)
     except SyntaxError as exc:
         line = exc.lineno or 1
         if src.is_notebook:
