@@ -22,6 +22,7 @@ class SemanticModel:
         self.fctx = fctx
         self.bindings = getattr(fctx, "bindings", None) or Bindings(tree)
         self._calls: Optional[dict] = None
+        self._selectors: Optional[frozenset] = None
         self.values = DeviceValues(self.bindings, fctx.qualname, fctx.arg_defaults, self.calls_of)
         self.branches = Branches(self.bindings, self.values, fctx.qualname, getattr(fctx, "lines", None))
 
@@ -59,3 +60,11 @@ class SemanticModel:
                         calls.setdefault(f.attr, []).append(n)
             self._calls = calls
         return self._calls.get(name, [])
+
+    def impl_selectors(self) -> frozenset:
+        """Names whose string values pick an implementation, not a device (:mod:`ascendify.semantic.selectors`)."""
+        if self._selectors is None:
+            from ascendify.semantic.selectors import impl_selectors
+
+            self._selectors = impl_selectors(self.tree)
+        return self._selectors

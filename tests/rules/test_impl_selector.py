@@ -1,0 +1,82 @@
+"""A string that picks an implementation is not a device (stylegan2-ada-pytorch's ops, found in the
+held-out review): ``def bias_act(x, ..., impl='cuda')``, ``assert impl in ['ref', 'cuda']``,
+``if impl == 'cuda' and x.device.type == 'cuda' and _init(): return _bias_act_cuda(...)``.  Rewritten as a
+device (``impl=DEVICE_TYPE``), the CPU copy failed the assert; ``impl == 'npu' and x.device.type == 'npu'``
+sent NPU tensors into the CUDA plugin.  Left as written, an Ascend host takes the reference code as the
+original does.  A device variable compared only with device types is still a device."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ascendify.config import Settings
+from ascendify.fix.run import fix_source
+from ascendify.scan.engine import analyze_source
+from ascendify.scan.source import SourceFile
+from ascendify.semantic.selectors import impl_selectors
+
+OPS = '''
+import torch
+
+
+def _init():
+    return False
+
+
+def bias_act(x, b=None, impl='cuda'):
+    assert impl in ['ref', 'cuda']
+    if impl == 'cuda' and x.device.type == 'cuda' and _init():
+        return x
+    return x + (b if b is not None else 0)
+
+
+def filter2d(x, impl='cuda'):
+    return bias_act(x, impl=impl)
+'''
+
+DEVICE = '''
+import torch
+
+
+def pick(device='cuda'):
+    assert device in ['cpu', 'cuda']
+    if device == 'cuda':
+        return torch.zeros(1, device=device)
+    return torch.zeros(1)
+'''
+
+
+def fixed(text: str, target: str) -> str:
+    s = Settings(target=target).validate()
+    src = SourceFile(path="ops.py", text=textwrap.dedent(text).lstrip("\n"))
+    out, _applied, _rem, _unsafe, error = fix_source(src, analyze_source(src, "ops.py", s), s, "ops.py")
+    assert error is None, error
+    return out
+
+
+@pytest.mark.parametrize("target", ["npu", "agnostic"])
+def test_impl_selector_is_left_as_written(target):
+    text = textwrap.dedent(OPS).lstrip("\n")
+    assert fixed(OPS, target) == text
+
+
+def test_the_left_copy_still_runs_on_the_cpu():
+    ns: dict = {}
+    exec(compile(fixed(OPS, "agnostic"), "ops.py", "exec"), ns)
+    import torch
+    assert ns["filter2d"](torch.ones(2)).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("target, want", [("npu", "device='npu'"), ("agnostic", "device=DEVICE_TYPE")])
+def test_a_device_parameter_is_still_a_device(target, want):
+    assert want in fixed(DEVICE, target)
+
+
+def test_selectors_need_a_string_that_names_no_device():
+    import ast
+    assert impl_selectors(ast.parse(textwrap.dedent(OPS))) == frozenset({"impl"})
+    assert impl_selectors(ast.parse(textwrap.dedent(DEVICE))) == frozenset()
+    assert impl_selectors(ast.parse("if mode in ('cuda', 'cpu', 'auto'): pass")) == frozenset()
+    assert impl_selectors(ast.parse("if backend == 'triton' or backend == 'cuda': pass")) == frozenset({"backend"})
