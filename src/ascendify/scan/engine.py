@@ -315,7 +315,7 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
     linked = ctx.linked_nodes.append  # every node given a parent link: unlinked after the file (release_tree)
     calls = ctx.all_calls = []  # every Call, for the semantic model (call sites, uses): no second walk
     add_call = calls.append
-    Call, Name = ast.Call, ast.Name
+    Call, Name, Attribute = ast.Call, ast.Name, ast.Attribute
     aliases = ctx.aliases
     while stack:
         node = pop()
@@ -346,7 +346,16 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
                 fn(node, ctx)
         keyed = by_key.get(cls)
         if keyed:
-            key = _node_key(node, cls)
+            if cls is Name:  # _node_key, inlined: this runs for every Name, Attribute and Call
+                key = node.id
+            elif cls is Attribute:
+                key = node.attr
+            elif cls is Call:
+                f = node.func
+                fc = f.__class__
+                key = f.attr if fc is Attribute else f.id if fc is Name else None
+            else:
+                key = _node_key(node, cls)
             fns = keyed.get(key)
             if fns:
                 for code, fn in fns:
