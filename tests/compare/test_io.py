@@ -83,3 +83,59 @@ def test_npy_truncated_after_open_is_a_clear_error(tmp_path):
         fh.truncate(1000)
     with pytest.raises(AscendifyError, match="file ended early"):
         list(ref.chunks())
+
+
+@pytest.fixture()
+def count_maps(monkeypatch):
+    calls = []
+    real = io.mmap.mmap
+
+    def counting(*a, **kw):
+        calls.append(a[1])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(io.mmap, "mmap", counting)
+    return calls
+
+
+def test_keep_mapped_maps_a_file_once_for_two_reads(tmp_path, small_windows, count_maps):
+    a = _arr(seed=4)
+    np.save(tmp_path / "a.npy", a)
+    ref = open_collection(str(tmp_path / "a.npy")).refs["a"]
+    plain = [np.concatenate(list(ref.chunks(256))) for _ in range(2)]
+    assert len(count_maps) == 2 * -(-a.nbytes // 4096)  # without: every read maps window after window
+    count_maps.clear()
+    with io.keep_mapped():
+        kept = [list(ref.chunks(256)) for _ in range(2)]
+    assert len(count_maps) == 1 and count_maps[0] >= a.nbytes  # with: the whole data once, for both reads
+    for chunks in kept:
+        assert [c.size for c in chunks] == [256] * (a.size // 256) + [a.size % 256]
+        assert np.array_equal(np.concatenate(chunks), plain[0]) and not chunks[0].flags.writeable
+    count_maps.clear()
+    list(ref.chunks(256))  # outside again: windows, the kept map is gone
+    assert len(count_maps) == -(-a.nbytes // 4096)
+
+
+def test_keep_mapped_leaves_large_files_in_windows(tmp_path, small_windows, count_maps, monkeypatch):
+    monkeypatch.setattr(io, "KEEP_MAPPED", 10_000)
+    a = _arr(seed=5)  # 40 000 bytes > KEEP_MAPPED
+    np.save(tmp_path / "a.npy", a)
+    ref = open_collection(str(tmp_path / "a.npy")).refs["a"]
+    with io.keep_mapped():
+        got = [np.concatenate(list(ref.chunks(256))) for _ in range(2)]
+    assert len(count_maps) == 2 * -(-a.nbytes // 4096)
+    assert np.array_equal(got[0], a.reshape(-1)) and np.array_equal(got[1], a.reshape(-1))
+
+
+def test_compare_with_kl_maps_each_file_once_and_gives_the_same_metrics(tmp_path, count_maps):
+    from ascendify.compare import metrics as M
+
+    base, cand = _arr(200_000, seed=6), _arr(200_000, seed=7)
+    for side, arr in (("base", base), ("cand", cand)):
+        (tmp_path / side).mkdir()
+        np.save(tmp_path / side / "out.npy", arr)
+    rep = compare_collections(open_collection(str(tmp_path / "base")), open_collection(str(tmp_path / "cand")))
+    assert len(count_maps) == 2  # one map per file for the range pass and the data pass
+    ref = M.compare_arrays(cand, base)  # the same chunks in memory: bit-identical
+    for k in M.METRICS:
+        assert rep.rows[0][k] == ref[k], k

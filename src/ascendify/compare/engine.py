@@ -11,6 +11,7 @@ in a different shape is compared element-wise in C order and noted.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,7 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from ascendify.compare import metrics as M
-from ascendify.compare.io import DEFAULT_CHUNK, Collection, TensorRef
+from ascendify.compare.io import DEFAULT_CHUNK, Collection, TensorRef, keep_mapped
 from ascendify.errors import AscendifyError
 
 
@@ -156,7 +157,9 @@ def compare_refs(key: str, bref: TensorRef, cref: TensorRef, thresholds: dict[st
     def pairs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         return aligned(cref.chunks(chunk), bref.chunks(chunk))
 
-    res = M.compute(pairs, want_kl=want_kl, want_hist=want_hist, size_hint=size_hint if size_hint >= 0 else bref.size)
+    # two passes over the same files (KL's range pass, then the data pass): each file mapped once for both
+    with keep_mapped() if want_kl else contextlib.nullcontext():
+        res = M.compute(pairs, want_kl=want_kl, want_hist=want_hist, size_hint=size_hint if size_hint >= 0 else bref.size)
     row["notes"].extend(res.pop("reasons"))
     row.update(res)
     failed = M.check_thresholds(res, thresholds)
