@@ -175,6 +175,24 @@ def _after_availability_test(node: ast.AST, ctx) -> bool:
     return False
 
 
+def _seeded_before(node: ast.AST, ctx) -> int:
+    """The line of a ``torch.manual_seed(...)`` statement before ``node``'s statement in the same block
+    (``torch.manual_seed(seed); torch.cuda.manual_seed_all(seed)``), or 0."""
+    stmt = node
+    while stmt is not None and not isinstance(stmt, ast.stmt):
+        stmt = parent(stmt)
+    block = parent(stmt) if stmt is not None else None
+    for field in ("body", "orelse", "finalbody"):
+        seq = getattr(block, field, None)
+        if isinstance(seq, list) and any(s is stmt for s in seq):
+            for s in seq:
+                if s is stmt:
+                    return 0
+                if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ctx.call_name(s.value) == "torch.manual_seed":
+                    return s.lineno
+    return 0
+
+
 def _make_api_check(code: str, safe: bool = True):
     names = frozenset(_NAMES_BY_CODE.get(code, ()))
 
@@ -193,8 +211,13 @@ def _make_api_check(code: str, safe: bool = True):
         if name is None or not isinstance(node.ctx, ast.Load) or ctx.model.context(node).npu_aware:
             return
         entry = _MAP[name]
-        ctx.report(node, _api_fix(node, ctx, name, entry, safe), severity=entry.get("severity"), api=f"torch.cuda.{name}",
-                   note=entry.get("note", ""), npu=entry.get("npu") or "", agnostic=agnostic_api(name, entry))
+        severity, note = entry.get("severity"), entry.get("note", "")
+        if name in ("manual_seed", "manual_seed_all"):
+            seeded = _seeded_before(node, ctx)
+            if seeded:  # torch.manual_seed seeds every device (torch/random.py: _seed_custom_device), the NPU too
+                severity, note = "info", f"repeats `torch.manual_seed` at line {seeded}, which already seeds the NPU"
+        ctx.report(node, _api_fix(node, ctx, name, entry, safe), severity=severity, api=f"torch.cuda.{name}",
+                   note=note, npu=entry.get("npu") or "", agnostic=agnostic_api(name, entry))
 
     api_check.__name__ = f"cuda_api_{code}"
     check(code, ast.Attribute, names=names)(api_check)
