@@ -428,10 +428,13 @@ def _disabled(call: ast.Call) -> bool:
     return isinstance(en, ast.Constant) and en.value is False
 
 
+_SCALER_CALL = re.compile(r"\b\w*scaler\w*\s*\(|\.scale\(", re.IGNORECASE)
+
+
 @check("AMP007", ast.With, ast.AsyncWith)
 def fp16_autocast_without_scaler(node: ast.AST, ctx) -> None:
-    if "GradScaler" in ctx.text or "backward(" not in ctx.text:
-        return
+    if "GradScaler" in ctx.text or "backward(" not in ctx.text or _SCALER_CALL.search(ctx.text):
+        return  # a scaler the file calls: timm's NativeScaler or a project's loss_scaler(loss, optimizer), passed in
     for item in node.items:
         ac = _autocast_item(item, ctx)
         if ac is None or _disabled(ac):
