@@ -23,6 +23,7 @@ It prints; it does not assert (timings on shared machines are noisy).
     python bench/scan_bench.py --repeat 3      # best of 3 for each measurement
     python bench/scan_bench.py --serial        # also a cold scan with jobs=1 (per-core cost)
     python bench/scan_bench.py --profile       # cProfile of a cold jobs=1 scan, top 25 functions
+    python bench/scan_bench.py --cpu           # also CPU-time ratio of a jobs=1 scan (for a loaded machine)
 """
 
 from __future__ import annotations
@@ -1106,6 +1107,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="scan processes (default: the engine's default, CPU count)")
     ap.add_argument("--serial", action="store_true", help="also time a cold scan with jobs=1")
     ap.add_argument("--profile", action="store_true", help="cProfile a cold jobs=1 scan and print the top functions")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also CPU time (process_time) of ast.parse and of a cold jobs=1 scan, alternating in this process: "
+                         "a per-core ratio that other load on the machine moves less than wall time")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -1160,6 +1164,18 @@ def main(argv=None) -> int:
         print("  WARNING: the rule set changed during the run (or the cache missed); the warm numbers are not valid, run again")
     if n_files != len(res_cold.files):
         print(f"  note: ast.parse saw {n_files} files, the scan {len(res_cold.files)}")
+
+    if args.cpu:
+        cpu_parse, cpu_scan = [], []
+        for i in range(max(args.repeat, 3)):
+            t0 = time.process_time()
+            time_ast_parse(args.corpus)
+            cpu_parse.append(time.process_time() - t0)
+            t0 = time.process_time()
+            time_scan(args.corpus, None, 1)
+            cpu_scan.append(time.process_time() - t0)
+        print(f"  CPU time, best of {len(cpu_scan)}: ast.parse {min(cpu_parse):.3f} s, cold scan jobs=1 {min(cpu_scan):.3f} s: "
+              f"{min(cpu_scan) / min(cpu_parse):.2f}x")
 
     if args.profile:
         prof = cProfile.Profile()
