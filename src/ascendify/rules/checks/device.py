@@ -275,6 +275,15 @@ def cuda_or_cpu(ifexp: ast.IfExp, ctx) -> bool:
     )
 
 
+def _device_call_choice(ifexp: ast.IfExp, ctx) -> bool:
+    """``torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")``: one device choice
+    (the agnostic fix writes ``torch.device(DEVICE_TYPE)``, not a test of DEVICE_TYPE around two devices)."""
+    def dev(call, value):
+        return (isinstance(call, ast.Call) and is_torch_device(call, ctx) and len(call.args) == 1 and not call.keywords
+                and isinstance(call.args[0], ast.Constant) and call.args[0].value == value and "\n" not in ctx.segment(call.func))
+    return dev(ifexp.body, "cuda") and dev(ifexp.orelse, "cpu")
+
+
 def _device_test_literals(node: ast.Compare) -> list:
     """The CUDA literals a comparison tests against (``x.device.type == "cuda"``, ``d in ("cuda", "cpu")``)."""
     if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
@@ -708,8 +717,12 @@ def cuda_is_available(node: ast.Call, ctx) -> None:
     else:
         pre = agn.prelude(ctx)
         if pre is not None:
+            dchoice = p if isinstance(p, ast.IfExp) and p.test is node and _device_call_choice(p, ctx) else None
             if choice is not None and choice.body.value == "cuda":
                 f = fix(ctx.replace(choice, agn.NAME), pre, operation="use DEVICE_TYPE for the device choice")
+            elif dchoice is not None:  # torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+                t = ctx.segment(dchoice.body.func)
+                f = fix(ctx.replace(dchoice, f"{t}({agn.NAME})"), pre, operation="use DEVICE_TYPE for the device choice")
             else:
                 # not torch.accelerator.is_available(): that is true on Apple MPS, where the CUDA test was false
                 edits = [ctx.replace(node, _paren(node, f'{agn.NAME} != "cpu"')), pre]
