@@ -334,3 +334,26 @@ def resolve(cli_value: Optional[str] = None, config_value: Optional[str] = None,
             return TargetRelease(recommended_release(), f"{display_path(p.file, root)} asks for torch{p.spec}, which no torch_npu release in the "
                                  "KB pairs with; the newest recommended stable release", "default")
     return TargetRelease(recommended_release(), default_reason(), "default")
+
+
+# ----------------------------------------------------------------------------- the agnostic target's torch
+ACCELERATOR_TORCH = "2.6.0"
+"""``--target agnostic`` writes ``torch.accelerator`` code, which exists from torch 2.6 on (PyTorch docs,
+"torch.accelerator": https://docs.pytorch.org/docs/2.7/accelerator.html lists it; see also
+``rules/checks/agnostic.py``)."""
+
+
+def agnostic_torch_conflict(start: str) -> Optional[str]:
+    """Why the agnostic target would break the project at ``start`` on its own pinned torch (a pin that no
+    torch 2.6 or later satisfies, e.g. deit's ``torch==1.13.1``: its migrated modules raised AttributeError
+    at import on CUDA, found in review), or None."""
+    from ascendify.kb.versions import pep440_key, spec_matches
+
+    floor = pep440_key(ACCELERATOR_TORCH) or ()
+    later = [v for v in _known_torch() if (pep440_key(v) or ()) >= floor] + ["2.99.0", "3.0.0"]
+    root = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    for pin in find_pins(start):
+        if pin.spec and not any(spec_matches(v, pin.spec) for v in later):
+            return (f"{display_path(pin.file, root)} asks for torch{pin.spec}, and --target agnostic writes torch.accelerator code, "
+                    f"which needs torch {ACCELERATOR_TORCH[:3]} or later: use --target npu, or raise the torch pin first")
+    return None

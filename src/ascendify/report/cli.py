@@ -123,6 +123,12 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     settings = project_settings((project,), select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if is_within(out, project):
         raise AscendifyError(f"{out}: the output folder must be outside the project {project}")
+    if settings.target == "agnostic":
+        from ascendify.target import agnostic_torch_conflict
+
+        conflict = agnostic_torch_conflict(project)
+        if conflict:  # a copy that cannot import on the project's own torch
+            raise AscendifyError(conflict)
     included = _includes(include)  # a bad --include fails before the scan and the copy
     result = _run_scan((project,), settings, cache_dir, no_cache, jobs, quiet=fmt != "text")
     for p, m in result.problems:

@@ -165,6 +165,14 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
         raise AscendifyError(f"fix: --{mode} and --out-dir are different modes; choose one of --diff, --write, --out-dir")
     paths = paths or (".",)
     settings = project_settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
+    if settings.target == "agnostic":
+        from ascendify.target import agnostic_torch_conflict
+
+        conflict = next((c for c in map(agnostic_torch_conflict, paths) if c), None)
+        if conflict and (out_dir or mode == "write"):  # a copy that cannot import on the project's own torch
+            raise AscendifyError(conflict)
+        if conflict:
+            click.echo(f"ascendify: warning: {conflict}", err=True)
     if out_dir:
         mode = "output"
         from ascendify.fsutil import stale_output_warning
