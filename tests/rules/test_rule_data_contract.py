@@ -211,6 +211,11 @@ def test_fixing_the_example_removes_the_finding(code, target, unsafe, tmp_path):
     write_files(tmp_path, files)
     before = scan(tmp_path, code, target)
     assert before, f"{code}'s example reports nothing for --target {target}"
+    if target == "agnostic":
+        from ascendify.target import agnostic_torch_conflict
+
+        if agnostic_torch_conflict(str(tmp_path)):  # fix refuses the agnostic target on a torch before 2.6
+            return  # (tests/test_agnostic_torch_floor.py)
     fix_in_place(tmp_path, code, target, unsafe)
     for rel in files:
         if rel.endswith(".py"):

@@ -271,7 +271,11 @@ def _audit_pairs(rep: _Reporter, files: List[DepFile], by_path: Dict[str, DepFil
             if not near:  # the releases either side of the pinned one
                 i = sum(1 for k in known if _vkey(k) < _vkey(t.version))
                 near = known[max(0, i - 2): i + 2]
-            rep.add("DEP005", df, t.line, t.col, t.end_col, {"torch": t.version, "known": ", ".join(near)})
+            target = getattr(rep.settings, "torch_npu", "") or ""
+            built = V.base_version(next((r.torch for r in V.releases() if r.torch_npu == target), "") or "") if target else ""
+            wrote = (f"; the code fixes were written for torch_npu {target}" + (f" (torch {built})" if built else "")
+                     + ": pin that torch, or re-run `ascendify fix` with --torch-npu for the release you pin") if target else ""
+            rep.add("DEP005", df, t.line, t.col, t.end_col, {"torch": t.version, "known": ", ".join(near), "wrote": wrote})
             continue
         if has_npu:
             continue
