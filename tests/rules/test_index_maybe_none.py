@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-import torch
+import pytest
 
 from ascendify.config import Settings
 from ascendify.fix.run import fix_source
@@ -64,5 +64,6 @@ def test_to_an_option_that_may_be_none_is_not_fixed_safely():
 
 def test_torch_device_with_none_is_the_current_device_as_cuda_none_is():
     """The fact the agnostic rewrite rests on (checked on the CPU: the index None is no index)."""
+    torch = pytest.importorskip("torch")
     assert torch.device("cpu", None) == torch.device("cpu")
     assert str(torch.device("cpu", None)) == "cpu"

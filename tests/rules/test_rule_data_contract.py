@@ -39,6 +39,7 @@ import ast
 import json
 import os
 import re
+import sys
 import textwrap
 
 import pytest
@@ -270,10 +271,16 @@ def test_golden_file_covers_every_rule(example_findings):
     assert sorted(_read_golden()) == sorted(CODES), "rerun with ASCENDIFY_UPDATE_GOLDEN=1 and review the diff"
 
 
+PARSER_WORDED = frozenset({"SYN001"})  # the message quotes CPython's SyntaxError text
+GOLDEN_PYTHON = (3, 11)  # the Python the golden was written with (make test's)
+
+
 @pytest.mark.parametrize("code", CODES)
 def test_messages_match_golden(code, example_findings):
     if UPDATE:
         pytest.skip("golden rewritten by test_golden_file_covers_every_rule")
     want = _read_golden().get(code)
     assert want is not None, f"no [{code}] in {GOLDEN}: rerun with ASCENDIFY_UPDATE_GOLDEN=1 and review the diff"
+    if code in PARSER_WORDED and sys.version_info[:2] != GOLDEN_PYTHON:
+        pytest.skip(f"{code} quotes Python's own parser message, worded per Python version (golden from {GOLDEN_PYTHON})")
     assert _golden_sections(example_findings)[code] == want, "a message changed: rerun with ASCENDIFY_UPDATE_GOLDEN=1 and review the diff"
