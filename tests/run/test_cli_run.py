@@ -151,7 +151,7 @@ def _run_started(tmp_path, script):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("script,within", [(SLEEPER, 1.0), (STUBBORN, 3.0)], ids=["sleeper", "ignores-sigint"])
+@pytest.mark.parametrize("script,within", [(SLEEPER, 2.0), (STUBBORN, 3.0)], ids=["sleeper", "ignores-sigint"])  # the issue: within 2 s of SIGINT
 def test_ctrl_c_stops_every_child_and_exits_130(tmp_path, script, within):
     p, child = _run_started(tmp_path, script)
     try:

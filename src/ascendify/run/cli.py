@@ -171,7 +171,7 @@ def run(torch_npu, chip, devices, mode, cpu_rng, report_file, fmt, output_file, 
     if doc["interrupted"]:
         n = doc.get("stopped_processes") or 0
         click.echo(f"ascendify: run: interrupted; stopped `{' '.join(cmd)}`"
-                   + (f" ({n} process(es) ignored Ctrl-C and were killed)" if n else "") + f" (exit {doc['exit_code']})", err=True)
+                   + (f" ({n} process(es) had not exited after Ctrl-C and were killed)" if n else "") + f" (exit {doc['exit_code']})", err=True)
         return doc["exit_code"]
     if fmt == "json":
         emit_json(out, output_file)
