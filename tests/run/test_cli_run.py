@@ -249,3 +249,13 @@ def test_files_written_outside_the_program_folder_are_named(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ascendify", "run", "--mode", "python", "--", "python", "w.py"],
                        cwd=str(proj), capture_output=True, text=True, env=env, timeout=120)
     assert f"wrote outside its folder ({proj}): {os.path.join(real, 'ckpt.pt')}" in r.stderr
+
+
+def test_an_unwritable_report_fails_before_the_program_runs(tmp_path):
+    """The program ran to the end and only then 'cannot write the report', its summary and exit code lost
+    (new-user trial): the paths are checked first, in one line, exit 2, and the program never starts."""
+    write(tmp_path / "p.py", "open('ran', 'w').write('1')\n")
+    for opt in ("--report", "-o"):
+        r = ascendify("run", "--mode", "python", opt, str(tmp_path / "missing" / "r.json"), "--", "python", "p.py", cwd=str(tmp_path))
+        assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert not (tmp_path / "ran").exists()

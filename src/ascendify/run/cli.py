@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 import click
 
 from ascendify.errors import AscendifyError
-from ascendify.options import chip_option, emit, emit_json, envelope, report_options, torch_npu_option
+from ascendify.options import check_writable, chip_option, emit, emit_json, envelope, report_options, torch_npu_option
 
 DEFAULT_DEVICES = 8
 """``torch.npu.device_count()`` when ``--devices`` is not given (an 8-card Atlas host; a torchrun
@@ -158,6 +158,9 @@ def run(torch_npu, chip, devices, mode, cpu_rng, report_file, fmt, output_file, 
         cmd = cmd[1:]
     if not cmd:
         raise click.UsageError("no command to run; e.g. ascendify run -- python train.py --steps 3", ctx=click.get_current_context())
+    for path, option in ((report_file, "--report"), (output_file, "-o")):
+        if path and path != "-":
+            check_writable(path, option)  # before the program runs: its result must not be lost at the end
     try:
         doc = execute(cmd, torch_npu=torch_npu, chip=chip, devices=devices, mode=mode, cpu_rng=cpu_rng)
     except LaunchError as exc:
