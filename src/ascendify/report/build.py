@@ -21,7 +21,7 @@ else:  # pragma: no cover
 from ascendify import __version__
 from ascendify.config import Settings
 from ascendify.fix.run import FixRun
-from ascendify.output.summary import fix_state, summarize
+from ascendify.output.summary import fix_state, settled_by_plan, summarize
 from ascendify.rules.registry import load_rules
 from ascendify.scan.engine import ScanResult
 from ascendify.diagnostics import Finding
@@ -89,9 +89,10 @@ def build_report(
     diffs = {rel: LineDiff(old, new) for rel, (old, new) in (fixrun.texts.items() if fixrun else [])}
     findings = []
     import_shown: set = set()
+    settled = settled_by_plan(result.findings, settings.unsafe_fixes)  # call sites that go with their helpers' fixes
     for f in result.findings:
         d = f.to_dict()
-        d["fix_state"] = fix_state(f, settings.unsafe_fixes, fixed_ids)
+        d["fix_state"] = fix_state(f, settings.unsafe_fixes, fixed_ids, settled)
         d["fixed"] = d["fix_state"] == "fixed"  # with fixes_applied False: what `ascendify fix` would fix
         d["rule_page"] = f"rules/{f.code}.html"
         d["diff"] = None
@@ -132,8 +133,9 @@ def build_report(
             "codes": sorted({d["code"] for d in mine}),
             "findings": len(mine),
             "fixed": sum(1 for d in mine if d["fixed"]),
-            "open": sum(1 for d in mine if not d["fixed"]),
-            "severe_open": sum(1 for d in mine if not d["fixed"] and d["severity"] in ("error", "silent")),
+            "settled": sum(1 for d in mine if d["fix_state"] == "settled"),
+            "open": sum(1 for d in mine if not d["fixed"] and d["fix_state"] != "settled"),
+            "severe_open": sum(1 for d in mine if not d["fixed"] and d["fix_state"] != "settled" and d["severity"] in ("error", "silent")),
         })
         st = plan[-1]
         # todo: error/silent findings open; review: only warnings/info open; done: all fixed (by the
