@@ -78,7 +78,9 @@ def test_fixed_and_effort_agree_in_scan_changelog_and_report(tmp_path, which):
     assert (s["open"], s["settled"]) == (log["summary"]["open"], log["summary"]["settled"]) == (rs["open"], rs["settled"])
     assert s["findings"] == s["fixed"] + s["settled"] + s["open"]
     assert rs["unsafe"] == log["summary"]["unsafe"] <= s["unsafe"]
-    assert f"{rs['fixed']} fixed automatically, {rs['open']} need a person" in mig.out
+    went = f"{rs['settled']} went with those fixes (call sites of the fixed code), " if rs.get("settled") else ""
+    assert f"{rs['fixed']} fixed automatically, {went}{rs['open']} need a person" in mig.out
+    assert rs["findings"] == rs["fixed"] + rs.get("settled", 0) + rs["open"]  # the line adds up (new-user trial)
     # the same grade and reason per file
     assert {f["path"]: f["effort"] for f in s["files"]} == {f["path"]: f["effort"] for f in rs["files"]}
     assert {f["path"]: f["fixed"] for f in s["files"]} == {f["path"]: f["fixed"] for f in rs["files"]}

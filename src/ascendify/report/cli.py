@@ -174,7 +174,8 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
             doc["verify"] = verified
         emit_json(envelope("migrate", doc), output_file)
     else:
-        emit(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {s['open']} need a person\n"
+        went = f"{s['settled']} went with those fixes (call sites of the fixed code), " if s.get("settled") else ""
+        emit(f"scanned {s['files_scanned']} file(s): {s['findings']} finding(s), {s['fixed']} fixed automatically, {went}{s['open']} need a person\n"
              f"{target_line(settings)}\n"
              + (f"verified by running: {verified['summary']}\n" if verified is not None else "")
              + f"migrated copy: {migrated}\n"
