@@ -27,6 +27,7 @@ import ast
 from typing import Optional
 
 from ascendify.diagnostics import Edit, Finding, Fix
+from ascendify.semantic.bindings import ancestors
 from ascendify.semantic.branches import library
 from ascendify.semantic.torch_api import autoloaded
 
@@ -245,10 +246,7 @@ def _test_like(node: Optional[ast.AST]) -> bool:
 
 
 def _class_of(node: Optional[ast.AST]) -> Optional[ast.ClassDef]:
-    p = getattr(node, "_asc_parent", None)
-    while p is not None and not isinstance(p, ast.ClassDef):
-        p = getattr(p, "_asc_parent", None)
-    return p
+    return next((a for a in ancestors(node) if isinstance(a, ast.ClassDef)), None) if node is not None else None
 
 
 def _hold_class_tests(out: list, nodes: dict, ctx) -> None:

@@ -819,17 +819,6 @@ def device_type_test(node, ctx) -> None:
     ctx.report(node, fix(*edits, operation="test for the target device type") if edits else None)
 
 
-def _param_of_default(args: ast.arguments, default: ast.AST) -> Optional[str]:
-    pos = args.posonlyargs + args.args
-    for a, d in zip(pos[len(pos) - len(args.defaults):], args.defaults):
-        if d is default:
-            return a.arg
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        if d is default:
-            return a.arg
-    return None
-
-
 def _selector_literal(node, ctx) -> bool:
     """A "cuda" that picks an implementation, not a device: the default, keyword value, assigned value or
     compared value of an implementation selector (stylegan2-ada's ``impl='cuda'``, ``assert impl in
@@ -845,7 +834,7 @@ def _selector_literal(node, ctx) -> bool:
     if isinstance(p, ast.keyword):
         return p.arg in sel
     if isinstance(p, ast.arguments):
-        return _param_of_default(p, node) in sel
+        return param_default_of(node) in sel
     if isinstance(p, ast.Compare):
         return any(subject_name(x) in sel for x in [p.left, *p.comparators] if x is not node)
     if isinstance(p, ast.Assign):

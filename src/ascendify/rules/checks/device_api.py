@@ -14,7 +14,8 @@ from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import cuda_api_map, fix
 from ascendify.rules.checks.device import torch_name
 from ascendify.rules.registry import check
-from ascendify.semantic.bindings import ancestors, parent
+from ascendify.semantic.bindings import ancestors, parent, statement_of
+from ascendify.semantic.branches import block_of
 
 
 
@@ -178,18 +179,12 @@ def _after_availability_test(node: ast.AST, ctx) -> bool:
 def _seeded_before(node: ast.AST, ctx) -> int:
     """The line of a ``torch.manual_seed(...)`` statement before ``node``'s statement in the same block
     (``torch.manual_seed(seed); torch.cuda.manual_seed_all(seed)``), or 0."""
-    stmt = node
-    while stmt is not None and not isinstance(stmt, ast.stmt):
-        stmt = parent(stmt)
-    block = parent(stmt) if stmt is not None else None
-    for field in ("body", "orelse", "finalbody"):
-        seq = getattr(block, field, None)
-        if isinstance(seq, list) and any(s is stmt for s in seq):
-            for s in seq:
-                if s is stmt:
-                    return 0
-                if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ctx.call_name(s.value) == "torch.manual_seed":
-                    return s.lineno
+    stmt = statement_of(node)
+    for s in (block_of(stmt) if stmt is not None else None) or ():
+        if s is stmt:
+            break
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ctx.call_name(s.value) == "torch.manual_seed":
+            return s.lineno
     return 0
 
 
