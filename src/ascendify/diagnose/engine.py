@@ -87,6 +87,10 @@ _LOUD = re.compile(r"\[ERROR\]|\bERROR\b|\b[Ff]ailed\b|FAILED|disappeared|not su
 """An error-looking line loud enough to stand as a log's only finding (a log level, "failed", a crash, a server's JSON
 error reply ``{"error": "..."}``); prose that merely contains "Error:" does not."""
 KI_FINDINGS = 6
+LOG_CODES_MAX = 64
+REASON_SHARED = 2
+"""Distinctive words of a finding's own reason a known issue must share to be attached to it."""
+"""Distinct error codes remembered per diagnosis (the known-issue code agreement)."""
 """Error findings (first in ranking) matched against the known issues, each by its own evidence."""
 
 _CODE_SHAPE = re.compile(r"E[0-9A-Z][0-9]{4}|ERR[0-9]{5}|[1-5][0-9]{5}")
@@ -187,6 +191,27 @@ class Finding:
         }
 
 
+def _absorb(into: Finding, f: Finding) -> None:
+    """``f``'s lines counted under ``into`` (evidence up to EVIDENCE_MAX, ranks, first time, exception, frame)."""
+    into.count += f.count
+    into.ranks |= f.ranks
+    if f.first_time is not None and (into.first_time is None or f.first_time < into.first_time):
+        into.first_time = f.first_time
+    into.first_seq = min(into.first_seq, f.first_seq)
+    have = {(e.file, e.line) for e in into.evidence}
+    for e in f.evidence:
+        if (e.file, e.line) not in have and len(into.evidence) < EVIDENCE_MAX:
+            into.evidence.append(e)
+    if into.exception is None and f.exception is not None:
+        into.exception = f.exception
+    if into.frame is None and f.frame is not None:
+        into.frame = f.frame
+    for k, v in f.details.items():
+        into.details.setdefault(k, v)
+    if not into.reason and f.reason:
+        into.reason = f.reason
+
+
 YEARLESS = 2000
 """Year given to timestamps that carry none (glog ``W0324 13:00:25``, vLLM ``03-24 13:00:25``) when the
 log has no full date either; such times are printed without a year."""
@@ -285,6 +310,7 @@ class _Target:
     # a specific cause of its error block (see Aggregator._flush)
     code_only: bool = False  # a finding made from the code alone (E-code / ACL / ERR finders): never explains a text
     message: str = ""  # the upstream message template of the signature (a reason it already states)
+    sig: str = ""  # the signature id of a signature target (its fid is ``sig`` or ``sig:key``)
 
 
 class Aggregator:
@@ -313,12 +339,13 @@ class Aggregator:
         self.bench: list = []  # (concurrency, mean TPOT ms, hit) of serving-benchmark runs, in reading order (bounded)
         self._bench_c: Optional[float] = None
         self._log_best: dict = {}  # framework -> the known issue the log's kept lines match as a whole (or None)
+        self.log_codes: set = set()  # the error codes the log shows (bounded): a known issue about other codes is no match
 
     def _log_match(self, idx, fw: Optional[str]):
         """``idx.best`` over the log's kept lines (head and tail), searched once per diagnosis: the last-resort
         finding and the whole-log fallback of :meth:`_known_issues` ask the same question."""
         if fw not in self._log_best:
-            self._log_best[fw] = idx.best(self.query_head + list(self.query_tail), framework=fw)
+            self._log_best[fw] = idx.best(self.query_head + list(self.query_tail), framework=fw, codes=self.log_codes)
         return self._log_best[fw]
 
     def _get(self, fid: str, make) -> Finding:
@@ -333,6 +360,10 @@ class Aggregator:
         for ev in hit.events:
             self._add_symptom(ev, hit)
         m = hit.match
+        if (m.cann_codes or m.acl_codes or m.err_codes) and len(self.log_codes) < LOG_CODES_MAX:
+            self.log_codes.update(m.cann_codes)
+            self.log_codes.update(str(c) for c in m.acl_codes)
+            self.log_codes.update(f"ERR{ss}{ccc}" for ss, ccc, _w in m.err_codes)
         if hit.salient or m.signatures or m.cann_codes or m.acl_codes or m.err_codes or hit.exc is not None or hit.reason:
             qt = hit.text[:400]
             if len(self.query_head) < QUERY_HEAD:
@@ -371,6 +402,15 @@ class Aggregator:
     def _flush(self, key) -> None:
         hits = self.blocks.pop(key, [])
         per_hit = [(h, self._targets(h)) for h in hits]
+        # one error, one finding: a line of the block that matched an entry without its key (the exception line
+        # "error code is 507015") joins the finding of the same entry keyed by another line (the kernel name)
+        keyed = {}
+        for _h, ts in per_hit:
+            for t in ts:
+                if t.sig and t.fid != t.sig:
+                    keyed.setdefault(t.sig, t)
+        if keyed:
+            per_hit = [(h, [keyed.get(t.sig, t) if t.sig and t.fid == t.sig else t for t in ts]) for h, ts in per_hit]
         primary = None
         for role in ("cause", "consequence"):
             cands = [t for _, ts in per_hit for t in ts if t.role == role]
@@ -551,7 +591,7 @@ class Aggregator:
         role = self.findings[fid].role if fid in self.findings else sig.role
         generic = sig.priority < 0
         return _Target(fid, make, role, post, code=(key or groups.get("code") or sig.id) if role == "wrapper" or generic else "",
-                       generic=generic, message=sig.message)
+                       generic=generic, message=sig.message, sig=sig.id)
 
     def _cann_target(self, code: str) -> _Target:
         title, role, fix = self.kb.cann_code(code)
@@ -713,6 +753,33 @@ class Aggregator:
                 f.role = "wrapper"
                 f.details["chain"] = f"{head_f.label()} was raised while handling this exception"
 
+    def _merge_unkeyed(self) -> None:
+        """An entry's finding without a key (a line that did not name the kernel) joins the entry's only keyed
+        finding when both are in the same file: one exception, one finding, even when the traceback printed
+        between its lines is longer than a block."""
+        by_sig: dict = {}
+        for fid, f in self.findings.items():
+            if f.source == "the Python traceback in the log" or f.id.startswith(("python-exception", "metric-")):
+                continue
+            by_sig.setdefault(f.id, []).append(fid)
+        for sid, fids in by_sig.items():
+            if sid not in fids or len(fids) != 2:
+                continue
+            other = next(x for x in fids if x != sid)
+            loose, keyed = self.findings[sid], self.findings[other]
+            if not keyed.key or keyed.role != loose.role or \
+                    not {e.file for e in loose.evidence} & {e.file for e in keyed.evidence}:
+                continue
+            _absorb(keyed, loose)
+            del self.findings[sid]
+            for members in self.chains.values():
+                for i, (pos, link, mf) in enumerate(members):
+                    if sid in mf:
+                        members[i] = (pos, link, [other if x == sid else x for x in mf if x != other or sid not in mf])
+            for f in self.findings.values():
+                if f.consequence_of == sid:
+                    f.consequence_of = keyed.label()
+
     def _add_mismatch(self) -> None:
         text = self.context.mismatch()
         if not text:
@@ -755,6 +822,7 @@ class Aggregator:
         for key in list(self.blocks):
             self._flush(key)
         self._resolve_chains()
+        self._merge_unkeyed()
         if self.bare and not any(f.severity == "error" for f in self.findings.values()):
             for h in self.bare:  # a pasted exception line is all there is
                 f = self.findings[self._add_exception(h)]
@@ -911,8 +979,8 @@ class Aggregator:
             q = [e.text for e in f.evidence] + [f.reason, f.title]
             if f.exception:
                 q.append(f"{f.exception['type']}: {f.exception['message']}")
-            m = idx.best([x for x in q if x], framework=fw)
-            if m is not None and not self._only_own_line(f, m):
+            m = idx.best([x for x in q if x], framework=fw, codes=self.log_codes)
+            if m is not None and not self._only_own_line(f, m) and not self._misses_reason(f, m):
                 self._attach(f, m, versions)
                 matched = True
         weak = [f for f in errors if f.generic or f.role == "wrapper" or f.family in ("reason", "python")]
@@ -934,6 +1002,18 @@ class Aggregator:
             return False
         template = set(ki_mod.tokens(" ".join(sig.any + sig.also_any + sig.examples + (sig.message, sig.title))))
         return not [t for t in m.terms if t not in template and t not in _GENERIC_TOKENS and not t.endswith("error")]
+
+    @staticmethod
+    def _misses_reason(f: Finding, m) -> bool:
+        """A finding that *is* its message's own reason (``EZ9999: <reason>``) takes a known issue only when the
+        issue shares the reason's own distinctive words (:data:`REASON_SHARED`): a thread matched by the wrapper
+        lines around it (``ERR01100 OPS call acl api failed``, ``EZ9999``) is about another reason."""
+        if not f.reason or f.reason not in f.title:
+            return False
+        mine = {t for t in ki_mod.tokens(f.reason) if t not in _GENERIC_TOKENS and not t.endswith("error")}
+        if not mine:
+            return False
+        return len(mine & set(m.terms)) < min(REASON_SHARED, len(mine))
 
     @staticmethod
     def _phrase_explained(f: Finding) -> bool:

@@ -49,7 +49,7 @@ from ascendify.diagnose import reason as reason_mod
 
 DATA_DIR = "known_issues"
 INDEX_NAME = "_index.json"
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 FIELDS = ("id", "project", "url", "date", "title", "quote", "affected", "fixed_in", "cause", "fix", "framework", "resolution")
 REQUIRED = ("id", "project", "url", "date", "title", "quote", "cause", "fix", "resolution")
 FRAMEWORKS = ("vllm", "mindspeed", "mindie", "llamafactory", "ms-swift", "lmdeploy", "sglang", "deepspeed", "triton-ascend",
@@ -148,6 +148,60 @@ def tokens(text: str) -> list:
                 if len(pl) >= 3 and pl != low and pl not in STOP:
                     out.append(pl)
     return out
+
+
+# ---------------------------------------------------------------- error codes
+
+_CODE_WORD_NUM = re.compile(r"(?i)\b(?:error|code|ret|retcode|errno|failed|status)\b[^0-9\n]{0,20}?(?<![\d.])(-?[1-5]\d{5})\b")
+"""A six-digit ACL / runtime code after an error word, also without ``is``/``=`` (``failed 507035``)."""
+_NUM_ERROR = re.compile(r"(?<![\d.])\b([1-5]\d{5}) error\b")
+"""A six-digit code named before the word: ``rtMemcpy 107030 error``."""
+_GENERIC_SHAPE = re.compile(r"^(?:E[0-9A-Z]9999|ERR\d{5})$")
+"""Codes that only say an error happened: the CANN inner-error wrappers (``EZ9999``, ``EE9999``, ``E89999``) and the
+torch_npu layer suffixes (``ERR00100``, ``ERR01100``)."""
+
+
+def codes_of(text: str) -> set:
+    """The error codes ``text`` names: CANN codes (``EZ1001``), torch_npu suffixes (``ERR01100``) and numeric codes
+    after an error word (``error code is 507015``, ``ret=507015``, ``failed 507035``; as the number's string)."""
+    out = set(_KEEP.findall(text))
+    for m in _CODE_NUM.finditer(text):
+        out.add(m.group(1).lstrip("-"))
+    for m in _CODE_WORD_NUM.finditer(text):
+        out.add(m.group(1).lstrip("-"))
+    out.update(_NUM_ERROR.findall(text))
+    return out
+
+
+@lru_cache(maxsize=512)
+def generic_code(code: str) -> bool:
+    """``code`` (as :func:`codes_of` gives it) names no specific cause: a wrapper shape (``*9999``, ``ERR*``), or a
+    code the catalogue reads as a wrapper or a generic reading (role ``wrapper``, priority < 0: EE1001, EZ1001,
+    561002, 507033 ...)."""
+    if _GENERIC_SHAPE.match(code):
+        return True
+    try:
+        from ascendify.diagnose.signatures import load as load_catalogue
+        kb = load_catalogue()
+    except (ImportError, OSError, ValueError):  # pragma: no cover - the catalogue always loads in the package
+        return False
+    if code.isdigit():
+        known = kb.acl_code(int(code))
+        if known is not None and known[1] == "wrapper":
+            return True
+        sid = f"acl-{code}"
+    elif code[:1] == "E":
+        if kb.cann_code(code)[1] == "wrapper":
+            return True
+        sid = f"cann-{code}"
+    else:
+        return False
+    return any(s.id == sid and (s.role == "wrapper" or s.priority < 0) for s in kb.signatures)
+
+
+def specific_codes(codes: Iterable[str]) -> set:
+    """The codes of ``codes`` that name a cause (:func:`generic_code` is false)."""
+    return {c for c in codes if not generic_code(c)}
 
 
 # ---------------------------------------------------------------- data
@@ -249,6 +303,12 @@ def sources_hash(files: list) -> dict:
 
 # ---------------------------------------------------------------- index
 
+def record_codes(rec: dict) -> list:
+    """The error codes a record's title and quoted lines name (sorted; :func:`codes_of`)."""
+    text = "\n".join([rec.get("title") or ""] + [q for q in (rec.get("quote") or []) if isinstance(q, str)])
+    return sorted(codes_of(text))
+
+
 def doc_texts(rec: dict) -> list:
     """``[(kind, text)]`` a record is matched by: each quoted line, all quoted lines together
     (a traceback quoted in pieces), and the title (weighed down by :data:`TITLE_WEIGHT`)."""
@@ -282,7 +342,7 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
     idf = {t: round(math.log(1 + (n - d + 0.5) / (d + 0.5)), 5) for t, d in sorted(df.items())}
     avgdl = (sum(d["len"] for d in docs) / n) if n else 1.0
     idx = {"version": INDEX_VERSION, "sources": sources or {}, "n": n, "avgdl": round(avgdl, 4), "idf": idf,
-           "docs": docs, "records": records}
+           "docs": docs, "records": records, "codes": [record_codes(r) for r in records]}
     for d in docs:
         d["self"] = round(_score(idx, d, set(d["tf"]))[0], 5)
         d["top"] = round(_self_score(idx, d), 5)
@@ -445,6 +505,15 @@ class Index:
         self.records = data["records"]
         self.docs = data["docs"]
         self.post: Optional[dict] = None
+        self.codes = data.get("codes") or [record_codes(r) for r in self.records]
+        self._specific: dict = {}  # record -> its specific codes (computed on first use)
+
+    def specific_codes_of(self, ri: int) -> set:
+        """The codes record ``ri`` is about (its codes less the generic ones)."""
+        got = self._specific.get(ri)
+        if got is None:
+            got = self._specific[ri] = specific_codes(self.codes[ri])
+        return got
 
     def _postings(self) -> dict:
         if self.post is None:
@@ -456,9 +525,18 @@ class Index:
         return self.post
 
     def search(self, query: Iterable[str], framework: Optional[str] = None, top: int = 5,
-               exclude: Optional[set] = None) -> list:
-        """Records ranked for the query text(s); ``confidence`` = score / the record's own best score."""
+               exclude: Optional[set] = None, codes: Iterable[str] = ()) -> list:
+        """Records ranked for the query text(s); ``confidence`` = score / the record's own best score.
+
+        Codes must agree: when the query lines (plus ``codes``, the codes seen elsewhere in the log) name error
+        codes and a record is about specific codes (not only wrappers such as EZ9999), the record is a candidate
+        only when the log shows one of them (a thread about 507035 is not the answer for a log that shows 507015,
+        nor for one whose only codes are EE1001 and ERR01100)."""
+        query = [x for x in query if x]
         qw = query_weights(query)
+        log_codes = set(codes)
+        for text in query:
+            log_codes |= codes_of(text)
         q = set(qw)
         if not q or not self.docs:
             return []
@@ -474,6 +552,10 @@ class Index:
             rec = self.records[d["rec"]]
             if (exclude and rec["url"].rstrip("/") in exclude) or d["self"] <= 0:
                 continue
+            if log_codes:
+                own = self.specific_codes_of(d["rec"])
+                if own and not own & log_codes:
+                    continue  # the record is about other codes than the log's
             s, common = _score(self.data, d, qw)
             # how much of the quote the log holds: the mean of the share of all its words' weight and of its
             # SELF_TERMS weightiest words' weight (a long quote is found by its distinctive words, and 1.0 still
@@ -501,9 +583,10 @@ class Index:
                                                    -m.score, m.record["id"]))
         return out[:top]
 
-    def best(self, query: Iterable[str], framework: Optional[str] = None) -> Optional[Match]:
-        """The record the log matches, or None (thresholds :data:`MIN_CONFIDENCE`, :data:`MIN_TERMS`, :data:`MARGIN`)."""
-        ranked = self.search(query, framework=framework, top=3)
+    def best(self, query: Iterable[str], framework: Optional[str] = None, codes: Iterable[str] = ()) -> Optional[Match]:
+        """The record the log matches, or None (thresholds :data:`MIN_CONFIDENCE`, :data:`MIN_TERMS`, :data:`MARGIN`;
+        ``codes``: error codes seen elsewhere in the log, see :meth:`search`)."""
+        ranked = self.search(query, framework=framework, top=3, codes=codes)
         if not ranked:
             return None
         m = ranked[0]
