@@ -908,7 +908,9 @@ class Aggregator:
             f = self.findings.get(fid)
             if f is None:
                 continue
-            own = {e.text.lower() for e in f.evidence}
+            # the entry's own lines cannot choose its variant; lines folded into the finding (a code printed with it,
+            # "EL0005: The resources are busy") can
+            own = {e.text.lower() for e in f.evidence if any(a.lower() in e.text.lower() for a in sig.any)}
             others = [t for t in lines if t not in own]
             for when, title, cause, fix in sig.variants:
                 if any(w.lower() in t for w in when for t in others):

@@ -1,0 +1,94 @@
+"""Families of issue 21 on logs worded differently from the records and catalogue examples they rest on (written
+here, not copied from any thread): the framework's own knob leads (vLLM's memory headroom, spawn, HCCL ports and
+buffers), symptoms without a code (NaN, fp16 saturation, loss-scale collapse), one code with two causes decided by the
+other lines (dcmi -8005), a message whose reason is the answer, and a log that paraphrases its known issue."""
+
+from __future__ import annotations
+
+from tests.diagnose.diag_util import diagnose_text, top_finding
+
+
+def _words(f) -> str:
+    return " ".join([f.title, f.cause, f.fix, f.next_step]).lower()
+
+
+VLLM_OOM = """\
+INFO 05-02 11:00:01 [api_server.py:1040] vLLM API server version 0.9.2
+INFO 05-02 11:00:01 [cli_args.py:325] non-default args: {'model': '/models/m', 'tensor_parallel_size': 2}
+ERROR 05-02 11:03:12 [core.py:586] EngineCore failed to start.
+ERROR 05-02 11:03:12 [core.py:586] Traceback (most recent call last):
+ERROR 05-02 11:03:12 [core.py:586]   File "/opt/py/site-packages/vllm_ascend/worker/model_runner_v1.py", line 1900, in profile_run
+ERROR 05-02 11:03:12 [core.py:586]     hidden = self._dummy_run(n)
+ERROR 05-02 11:03:12 [core.py:586] RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 1; 60.96 GiB total capacity; 57.10 GiB already allocated; 57.10 GiB current active; 0.91 GiB free; 58.02 GiB reserved in total by PyTorch)
+"""
+
+
+def test_vllm_oom_leads_with_the_memory_utilisation_headroom(tmp_path):
+    rep = diagnose_text(tmp_path, VLLM_OOM)
+    assert rep.context["framework"]["value"] == "vllm"
+    f = rep.findings[0]
+    assert f.id == "npu-oom"
+    assert f.fix.startswith("vLLM reserves --gpu-memory-utilization")
+    assert "--enforce-eager" in f.fix
+    # the same OOM without vLLM around it gets no vLLM knob
+    plain = top_finding(tmp_path, "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 9, in <module>\n"
+                        "    loss.backward()\n" + VLLM_OOM.splitlines()[-1].split("] ", 1)[1] + "\n", "plain.log")
+    assert "--gpu-memory-utilization" not in plain.fix
+
+
+def test_forked_worker_gets_spawn(tmp_path):
+    log = ("(VllmWorker rank=1 pid=881) ERROR 05-02 11:00:01 [multiproc_executor.py:470] RuntimeError: Cannot re-initialize "
+           "NPU in forked subprocess. To use NPU with multiprocessing, you must use the 'spawn' start method\n")
+    assert "VLLM_WORKER_MULTIPROC_METHOD=spawn" in top_finding(tmp_path, log).fix
+
+
+def test_port_taken_in_other_words_names_hccl_if_base_port(tmp_path):
+    log = "[rank3]: RuntimeError: create server socket failed: bind 0.0.0.0:60003 failed, errno 98 (address already in use)\n"
+    f = top_finding(tmp_path, log)
+    assert "HCCL_IF_BASE_PORT" in f.fix and "MASTER_PORT" in f.fix
+
+
+def test_moe_dispatch_buffer_names_hccl_buffsize(tmp_path):
+    log = "[rank5]:[E ProcessGroupHCCL.cpp] MoeDistributeDispatchV2 failed: the hccl buffer is too small for the dispatch\n"
+    assert "HCCL_BUFFSIZE" in top_finding(tmp_path, log).fix
+
+
+def test_nan_loss_and_collapsing_loss_scale_without_a_code(tmp_path):
+    log = "".join(f" iteration {i:8d}/ 50000 | lm loss: {'nan' if i > 120 else '9.2E+00'} | loss scale: {s} | grad norm: nan |\n"
+                  for i, s in ((120, "1.0"), (121, "0.5"), (122, "0.25"), (123, "0.125")))
+    rep = diagnose_text(tmp_path, log)
+    ids = [f.id for f in rep.findings]
+    assert ids[0] in ("metric-loss-nonfinite", "metric-loss-scale-collapse", "metric-grad-norm-nonfinite")
+    assert "metric-loss-scale-collapse" in ids or "metric-loss-nonfinite" in ids
+    assert "loss" in _words(rep.findings[0]) and ("fp32" in _words(rep.findings[0]) or "scaler" in _words(rep.findings[0]))
+
+
+def test_fp16_saturation_printed_as_65504(tmp_path):
+    log = ("max abs of attn_out on npu: 65504.0 (cpu reference: 71203.5)\n"
+           "hidden states after layer 12 contain 65504.0 values, output differs from GPU\n")
+    f = top_finding(tmp_path, log)
+    assert f.id == "fp16-saturation-65504"
+    assert "INF_NAN_MODE_ENABLE" in f.cause + f.fix
+
+
+DCMI = "root@node:/# npu-smi info\ndcmi module initialize failed. ret is -8005\n"
+
+
+def test_dcmi_8005_in_a_container_without_capabilities(tmp_path):
+    log = DCMI + ("crw------- 1 nobody nogroup 236, 0 Jan  1 00:00 /dev/davinci0\n"
+                  "container started without --privileged; capabilities dropped\n")
+    f = top_finding(tmp_path, log)
+    assert f.variant and "--privileged" in f.fix and "held by another" not in f.title
+
+
+def test_dcmi_8005_with_the_device_taken_by_another_job(tmp_path):
+    log = DCMI + "another container (train-job-2) is already using the card: process 4412 holds /dev/davinci0\n"
+    f = top_finding(tmp_path, log)
+    assert f.id == "npu-smi-dcmi-init"
+    assert "held by another process" in f.title
+    assert "stop the process or container that holds it" in f.fix and "--privileged" not in f.fix
+
+
+def test_dcmi_8005_with_the_busy_code(tmp_path):
+    log = DCMI + "EL0005: The resources are busy.\n"
+    assert "held by another process" in top_finding(tmp_path, log).title
