@@ -409,7 +409,7 @@ def _outcome(r: dict, entry) -> str:
     elif made:
         parts.append("loss scaler SWITCHED OFF (" + ", ".join(sorted({str(c.get('device_type')) for c in made})) + ")")
     if doc.get("fallbacks"):
-        parts.append("fallbacks " + ", ".join(f["op"] for f in doc["fallbacks"]))
+        parts.append("fallbacks " + ", ".join(f["op"] + (f" ({f['rule']})" if f.get("rule") else "") for f in doc["fallbacks"]))
     if doc.get("dtype_findings"):
         parts.append("dtype " + ", ".join(f"{d['op']}@{(d.get('user_frame') or {}).get('path')}:{(d.get('user_frame') or {}).get('line')}"
                                           for d in doc["dtype_findings"][:3]))

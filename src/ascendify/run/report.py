@@ -212,6 +212,20 @@ def _human_devices(d: dict) -> str:
     return ", ".join(f"{n:,} on {k}" for k, n in sorted(d.items(), key=lambda kv: -kv[1]))
 
 
+def fallback_rule(op: str) -> "tuple[Optional[str], Optional[str]]":
+    """(rule code, what to do) for a CPU-fallback op the scan has a rule for: torchvision's C++ ops
+    (``torchvision::nms``: OPS008, with what torchvision_npu covers); (None, None) otherwise."""
+    ns, _, name = op.partition("::")
+    if ns != "torchvision":
+        return None, None
+    from ascendify.rules.checks.operators import torchvision_op_hint
+
+    hint = torchvision_op_hint(name.split(".")[0])
+    if not hint:
+        return None, None
+    return "OPS008", "stock torchvision has no NPU kernel for it" + hint
+
+
 def build(events_by_pid: "dict[int, list[dict]]", *, exit_code: Optional[int], command: list, cwd: str,
           project_root: Optional[str], emulated: dict, interrupted: bool = False, notes: Optional[list] = None) -> dict:
     """The merged report of one run (the JSON ``ascendify run --format json`` prints, without the
@@ -229,8 +243,12 @@ def build(events_by_pid: "dict[int, list[dict]]", *, exit_code: Optional[int], c
     fallbacks: dict = {}
     for p in procs:
         for f in p["fallbacks"]:
-            cur = fallbacks.setdefault(f["op"], {"op": f["op"], "kb_class": f["kb_class"], "dtype": f["dtype"],
-                                                 "user_frame": f["user_frame"], "where": [], "processes": []})
+            cur = fallbacks.get(f["op"])
+            if cur is None:
+                rule, hint = fallback_rule(f["op"] or "")
+                cur = fallbacks[f["op"]] = {"op": f["op"], "kb_class": f["kb_class"], "dtype": f["dtype"],
+                                            "user_frame": f["user_frame"], "where": [], "processes": [],
+                                            "rule": rule, "hint": hint}
             if _label(p) not in cur["processes"]:
                 cur["processes"].append(_label(p))
             w = _where(f["user_frame"])
@@ -563,6 +581,8 @@ def render_text(doc: dict) -> str:
         where = ", ".join(f["where"]) or "no user frame"
         lines.append(f"CPU fallback: {f['op']}{' (' + f['dtype'] + ')' if f.get('dtype') else ''} reached from {where}"
                      f"{'' if len(f['processes']) < 2 else ' [' + ', '.join(f['processes']) + ']'}")
+        if f.get("hint"):
+            lines.append(f"   {f['rule']}: {f['hint']}")
     for d in doc.get("dtype_findings", []):
         lines.append(f"dtype: {d['op']} on {d['dtype']} ({d['action']}) reached from {_frame_text(d.get('user_frame'))}")
     ops = doc.get("ops_by_class") or {}

@@ -338,3 +338,42 @@ def deprecated_npu_api(node: ast.Call, ctx) -> None:
     name, ent = hit
     rep = f"; use {ent['replace']}" if ent.get("replace") else "; no replacement is named"
     ctx.report(node, api=q, branches="branches " + ", ".join(ent["branches"]), replacement=rep)
+
+
+@lru_cache(maxsize=1)
+def torchvision_ops() -> dict:
+    """``rules/data/torchvision_ops.toml``: ``{"apis": {api: op}, "npu": {op: bool}, "adapter_for": [...]}``."""
+    from importlib import resources
+
+    from ascendify.rules.registry import tomllib
+
+    text = resources.files("ascendify.rules").joinpath("data").joinpath("torchvision_ops.toml").read_text(encoding="utf-8")
+    doc = tomllib.loads(text)
+    apis = {api: op for op, ent in doc["op"].items() for api in ent["apis"]}
+    return {"apis": apis, "npu": {op: bool(ent["torchvision_npu"]) for op, ent in doc["op"].items()},
+            "adapter_for": list(doc["adapter_for"]), "adapter_torch": list(doc["adapter_torch"])}
+
+
+def torchvision_op_hint(op: str) -> str:
+    """What torchvision_npu does for ``torchvision::op`` (the tail of OPS008's message and of run's
+    CPU-fallback line); "" for an op the table does not list."""
+    tv = torchvision_ops()
+    if op not in tv["npu"]:
+        return ""
+    if not tv["npu"][op]:
+        return ("; Ascend's torchvision_npu has no NPU kernel for it either (its README marks ps_roi_align and "
+                "ps_roi_pool unsupported): keep it off the hot path or move its inputs to the CPU explicitly")
+    return (f"; Ascend's torchvision_npu (https://github.com/Ascend/vision, released for torchvision "
+            f"{', '.join(tv['adapter_for'])}) registers an NPU kernel for it: `import torchvision_npu` after "
+            f"`import torch_npu` and `import torchvision`")
+
+
+@check("OPS008", ast.Call, names=lambda settings: frozenset(a.rsplit(".", 1)[-1] for a in torchvision_ops()["apis"]))
+def torchvision_cpp_op(node: ast.Call, ctx) -> None:
+    q = ctx.call_name(node)
+    op = torchvision_ops()["apis"].get(q) if q else None
+    if op is None:
+        return
+    if torchvision_ops()["npu"][op] and ctx.has_import("torchvision_npu"):
+        return  # the adapter's kernel is registered in this file's process (the import runs before any call)
+    ctx.report(node, api=q, op=op, hint=torchvision_op_hint(op))
