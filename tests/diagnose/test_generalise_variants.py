@@ -92,3 +92,45 @@ def test_dcmi_8005_with_the_device_taken_by_another_job(tmp_path):
 def test_dcmi_8005_with_the_busy_code(tmp_path):
     log = DCMI + "EL0005: The resources are busy.\n"
     assert "held by another process" in top_finding(tmp_path, log).title
+
+
+# ---------------------------------------------------------------- packaging and framework families (issue 21, 4 and 3)
+
+def test_uv_says_there_is_no_version_of_an_ascend_package(tmp_path):
+    log = ("$ uv pip install torch-npu==2.6.0rc9\n"
+           "  x No solution found when resolving dependencies:\n"
+           "  `-> Because there is no version of torch-npu==2.6.0rc9 and you require torch-npu==2.6.0rc9, we can conclude "
+           "that your requirements are unsatisfiable.\n")
+    f = top_finding(tmp_path, log)
+    assert f.id == "pip-no-matching-distribution" and f.key == "torch-npu==2.6.0rc9"
+    assert "--extra-index-url" in f.fix and "mirrors.huaweicloud.com" in f.fix
+
+
+def test_cmake_without_ascendc_kernel_cmake_points_at_tikcpp(tmp_path):
+    log = ("-- Build type: Release\nCMake Error at cmake/npu.cmake:12 (message):\n"
+           "  ascendc_kernel_cmake does not exist, please check cann package.\n-- Configuring incomplete, errors occurred!\n")
+    f = top_finding(tmp_path, log)
+    assert f.id == "ascendc-cmake-dir-missing"
+    assert "tikcpp" in f.cause and "ASCENDC_CMAKE_DIR" in f.fix
+    # a build that merely mentions the folder is not this failure
+    ok = diagnose_text(tmp_path, "-- Using ASCENDC_CMAKE_DIR=/opt/cann/aarch64-linux/tikcpp/ascendc_kernel_cmake\n", "ok.log")
+    assert all(x.id != "ascendc-cmake-dir-missing" for x in ok.findings)
+
+
+def test_missing_torchnpugen_means_an_older_torch_npu(tmp_path):
+    log = ("+ python -m torchnpugen.gen_backend_stubs --out build/gen\n"
+           "Traceback (most recent call last):\n  File \"/srv/ops/setup.py\", line 7, in <module>\n"
+           "    from torchnpugen.utils import PathManager\nModuleNotFoundError: No module named 'torchnpugen'\n")
+    f = top_finding(tmp_path, log)
+    assert f.id == "torch-npu-codegen-missing"
+    assert "torch_npu" in f.cause and "Upgrade torch_npu" in f.fix
+
+
+def test_ascend_transfer_engine_failure_names_the_store_url(tmp_path):
+    log = ("[2026-02-01 10:00:00 TP0] Prefill bootstrap server started on 0.0.0.0:8998\n"
+           "[2026-02-01 10:00:03 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+           "  File \"/opt/sglang/python/sglang/srt/disaggregation/ascend/conn.py\", line 40, in init_engine\n"
+           "RuntimeError: Ascend Transfer Engine initialization failed.\n")
+    f = top_finding(tmp_path, log)
+    assert f.id == "ascend-transfer-engine-init"
+    assert "ASCEND_MF_STORE_URL" in f.cause and "export ASCEND_MF_STORE_URL=tcp://" in f.fix
