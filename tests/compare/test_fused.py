@@ -360,3 +360,23 @@ def test_unwritable_cache_compiles_silently(tmp_path):
                          cwd=tmp_path, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "NullCache", "True"] and out.stderr == ""
+
+
+@needs_numba
+def test_vectorised_log_within_one_ulp_of_numpy():
+    """KL's log in the kernel (fdlibm's, branch-free so that it vectorises) against numpy's log over
+    the whole range p/q can take (p, q in [eps32, 1]): within 1 ulp, equal for most values, exact
+    at 1 and at powers of two."""
+    from ascendify.compare import _fused
+
+    rng = np.random.default_rng(3)
+    eps = float(np.finfo(np.float32).eps)
+    v = np.concatenate([np.exp(rng.uniform(np.log(eps), -np.log(eps), 200_000)), 1 + rng.uniform(-1e-3, 1e-3, 50_000),
+                        2.0 ** np.arange(-23, 24), [eps, 1 / eps, math.sqrt(2), math.sqrt(0.5), np.nextafter(1, 2),
+                                                    np.nextafter(1, 0)]])
+    ours = np.array([_fused._log_pos(float(a)) for a in v[::50]] + [_fused._log_pos(float(a)) for a in v[-53:]])
+    ref = np.log(np.concatenate([v[::50], v[-53:]]))
+    ulps = np.abs(ours - ref) / np.spacing(np.abs(ref)).clip(min=np.finfo(np.float64).tiny)
+    assert ulps.max() <= 1.0
+    assert (ours == ref).mean() > 0.99
+    assert _fused._log_pos(1.0) == 0.0 and _fused._log_pos(8.0) == np.log(8.0) and _fused._log_pos(0.25) == np.log(0.25)
