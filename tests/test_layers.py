@@ -8,6 +8,7 @@ A "package" is the first name under ``ascendify``: ``ascendify.scan.engine`` is 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -112,3 +113,35 @@ def test_the_ground_floor_and_the_model_import_down_only():
     assert not set(g["output"]) & {"scan", "rules", "fix", "options"}
     assert "options" not in g["kb"] and "fix" not in g["scan"]
     assert "doctor" not in g["target"]  # the target release reads versions from the KB, not from the doctor
+
+
+_CODE = re.compile(r"\b(?:%s)\d{3}\b" % "|".join(("SYN", "DEV", "IMP", "DST", "AMP", "DTY", "OPS", "DYN", "MEM", "EXT", "CMP", "DEP")))
+
+
+def rule_code_literals(root: Path) -> list:
+    """(file, line, text) of each string literal in the modules under ``root`` that names a rule code
+    (``"DEV026"``, ``f"... DST001 ..."``); docstrings and comments may name them (they explain)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        docs |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}  # attribute docstrings
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs and _CODE.search(n.value):
+                out.append((path.name, n.lineno, n.value[:60]))
+    return out
+
+
+def test_the_detector_finds_a_rule_code_literal(tmp_path):
+    (tmp_path / "m.py").write_text('"""DEV026 is explained here."""\nX = 1\n"""an attribute\'s doc: DST001"""\n'
+                                   'def f(c):\n    # DEV006 in a comment\n    return c == "DEV026" or f"{c}: EXT017 at"\n', encoding="utf-8")
+    (tmp_path / "ok.py").write_text('CODE = "DEVICE1"\nY = "DEV0261"\n', encoding="utf-8")
+    assert rule_code_literals(tmp_path) == [("m.py", 6, "DEV026"), ("m.py", 6, ": EXT017 at")]
+
+
+def test_the_model_names_no_rule_code():
+    """The semantic layer computes facts; which rule a fact makes a finding of is said in rules/ (the
+    project checks, the rules' data: ``work``, ``builds_cuda``), never by a code in semantic/."""
+    assert rule_code_literals(SRC / "semantic") == []

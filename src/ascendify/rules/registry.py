@@ -66,10 +66,15 @@ class Rule:
     verified: bool = True
     fixed_example: str = ""
     file_suffixes: tuple = ()  # a file-kind rule: reported once for each scanned file with one of these suffixes
-    project: bool = False  # reported by the project pass (semantic/project.py) from module summaries, not by a check
+    project: bool = False  # reported by the project pass only (a project check, or the dependency audit), not by a file check
+    cross_file: bool = False  # a project check (rules/checks/project.py) reports it across modules, from the module summaries
     message_agnostic: str = ""  # the message for --target agnostic where the fix differs (names the device-agnostic API)
     provenance: str = ""  # the research notes a source came through ("[see also …]" in the data): for maintainers, never rendered
     policy: tuple = ()  # the fix policies that apply to its findings (names in semantic.policy.POLICIES); default: its file's `policy`
+    work: Union[bool, str] = False  # its error/silent findings are CUDA/NCCL work the enclosing helper does (its callers in other
+    # modules get DEV026); "param-default": only at a parameter's default (``device="cuda"``); default: its file's `work`
+    builds_cuda: Union[bool, str] = False  # its finding marks CUDA code the project builds (an extension, a Triton kernel);
+    # "import": also the file's import of a CUDA kernel library (cupy), for a kernel object whose build has no finding
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file_suffixes", tuple(self.file_suffixes))
@@ -108,12 +113,13 @@ def load_rules() -> dict[str, Rule]:
             continue
         doc = tomllib.loads(entry.read_text(encoding="utf-8"))
         file_policy = doc.get("policy", [])  # the file's default fix policy for its rules
+        file_work = doc.get("work", False)  # the file's default for `work` (the device categories: true)
         for raw in doc.get("rule", []):
             missing = [f for f in FIELDS if f not in raw]
             if missing:
                 raise ValueError(f"{entry.name}: rule {raw.get('code', '?')} lacks {', '.join(missing)}")
             src, notes = split_provenance(raw["source"])
-            r = Rule(**{"policy": file_policy, **raw, "source": src, "provenance": notes})
+            r = Rule(**{"policy": file_policy, "work": file_work, **raw, "source": src, "provenance": notes})
             if r.prefix not in CATEGORIES or len(r.code) != 6 or not r.code[3:].isdigit():
                 raise ValueError(f"{entry.name}: bad rule code {r.code!r}")
             if r.code in rules:
@@ -185,6 +191,23 @@ def file_check(code: str) -> Callable[[NodeCheck], NodeCheck]:
 
     def deco(fn: NodeCheck) -> NodeCheck:
         FILE_CHECKS.setdefault(code, []).append(fn)
+        return fn
+
+    return deco
+
+
+PROJECT_CHECKS: dict[str, list[NodeCheck]] = {}
+
+
+def project_check(code: str) -> Callable[[NodeCheck], NodeCheck]:
+    """Register ``fn(ctx)`` as rule ``code``'s project check: called once per scan of two or more
+    modules with a :class:`ascendify.rules.project.ProjectContext` (the facts the module summaries
+    make together, the scan's findings, the settings); it returns the cross-file findings it makes.
+    The rule's data says ``cross_file = true`` (and ``project = true`` where nothing else reports it);
+    a check whose rule does not is not run."""
+
+    def deco(fn: NodeCheck) -> NodeCheck:
+        PROJECT_CHECKS.setdefault(code, []).append(fn)
         return fn
 
     return deco

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from ascendify.procutil import worker_pool
 from ascendify.config import Settings
+from ascendify.rules.project import join
 from ascendify.rules.registry import FILE_CHECKS, NODE_CHECKS, Rule, load_checks, load_rules, ruleset_version
 from ascendify.scan.context import FileContext
 from ascendify.scan.finding import Edit, Finding, Fix
@@ -27,7 +28,7 @@ from ascendify.scan.source import MAX_FILE_BYTES, SourceFile, SourceProblem, rea
 from ascendify.semantic import SemanticModel
 from ascendify.semantic.noqa import noqa_map as _noqa_map, suppresses
 from ascendify.semantic.policy import apply_policy, import_policy, needs_policy
-from ascendify.semantic.project import join, summarize
+from ascendify.semantic.project import summarize
 
 
 
@@ -439,7 +440,7 @@ def analyze_source(src: SourceFile, rel_path: str, settings: Settings, dispatch:
     """All findings for one decoded source.  Syntax errors become a SYN001 finding.
 
     Notebook findings get ``cell`` and ``cell_line`` set.  With ``summary_out``, the module's
-    summary for the project pass (:func:`ascendify.semantic.project.summarize`) is appended to it.
+    summary for the project checks (:func:`ascendify.semantic.project.summarize`) is appended to it.
     ``tree``: ``ast.parse(src.text)`` when the caller has it already (fix checks that its result
     parses); it is consumed (the walk links it to its parents).
     """

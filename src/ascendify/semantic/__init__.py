@@ -13,7 +13,9 @@ the one ``ast`` walk); rules only query it:
   an Ascend host (CUDA-only, NPU-aware, another accelerator, CPU fallback,
   CUDA-only by intent);
 * :mod:`.project` — per-module summaries (constants, helpers doing CUDA/NCCL
-  work, functions returning devices) and the cheap project pass joining them.
+  work, functions returning devices) and the facts they make together (imports
+  and calls resolved across modules), which the project checks in
+  ``rules/checks/project.py`` turn into findings.
 
 Design anchors: ruff's ``ruff_python_semantic`` (scopes, bindings, context
 flags queried by rules), pyright's narrowing on ``if`` conditions, CodeQL's

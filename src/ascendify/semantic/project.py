@@ -1,25 +1,20 @@
-"""Module summaries and the project pass that joins them.
+"""Module summaries and the facts of the project they make together.
 
 Each file's analysis ends with a :func:`summarize` of what other modules can
 use — module-level constants (backend strings, device values), the CUDA/NCCL
-work each function and class does (its own error/silent findings, and the
-project functions it calls), and the uses it makes of imported names (calls,
-backend and device sinks).  The summary is a small JSON-able dict, cached
-with the file's findings.
+work each function and class does (its own error/silent findings of the rules
+whose data says ``work``, and the project functions it calls), and the uses it
+makes of imported names (calls, backend and device sinks).  The summary is a
+small JSON-able dict, cached with the file's findings.
 
-:func:`join` runs once per scan over all summaries (cheap: no parsing) and
-returns the cross-file findings:
+:class:`Project` joins the summaries once per scan (cheap: no parsing): Python's
+import resolution over the scanned modules, the call graph across them, the
+work and the weakest fix each function reaches through it, and each use
+resolved to the definition it reaches.  What is reported from that is decided
+by the project checks in ``rules/`` (:func:`ascendify.rules.registry.project_check`).
 
-* DEV026 at a call of a project helper defined in another module that does
-  CUDA/NCCL work (directly or through the helpers it calls), with that work as
-  related locations;
-* DST001 at a backend constant (``BACKEND = "nccl"`` in ``settings.py``) that
-  flows into ``init_process_group`` in another module, with its fix there;
-* DEV006 at ``.to(GPU)`` / ``device=GPU`` where ``GPU`` is an int imported
-  from another module.
-
-The per-file cache stays valid: the joined result is recomputed from the
-cached summaries on every scan, so it always reflects the summaries it used.
+The per-file cache stays valid: the project is rebuilt from the cached
+summaries on every scan, so it always reflects the summaries it used.
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ import posixpath
 import sys
 from typing import Optional
 
-from ascendify.diagnostics import Edit, Finding, Fix, severity_rank
+from ascendify.diagnostics import severity_rank
 from ascendify.semantic.bindings import dotted
 from ascendify.semantic.extensions import built_modules, extension_objects
 from ascendify.semantic.imports import Resolver, name_lookup, norm, path_entry
@@ -39,25 +34,43 @@ from ascendify.semantic.noqa import noqa_map, suppresses
 from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS, int_device_severity
 
 _WORK_SEVERITIES = ("error", "silent")
-_WORK_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT", "IMP")
 _NOT_PROJECT = frozenset({"torch", "torch_npu", "numpy", "os", "sys", "math", "re", "json", "time", "logging",
                           "collections", "functools", "itertools", "typing", "dataclasses", "argparse", "pathlib",
                           "random", "copy", "warnings", "subprocess", "shutil", "transformers", "accelerate",
                           "diffusers", "timm", "torchvision", "deepspeed", "lightning", "pytorch_lightning", "tqdm",
                           "PIL", "cv2", "scipy", "pandas", "yaml", "wandb", "tensorboard", "onnx", "onnxruntime",
                           "apex", "einops", "huggingface_hub", "safetensors", "datasets", "sklearn", "matplotlib"})
-_NOT_WORK = frozenset({"DEV018", "DEV019", "DEV020", "DEV021", "DEV022", "DEV024", "DST003", "DST004", "MEM005", "IMP002"})
-"""Findings that are values or settings written in a function (flags, env-var names, device strings),
-not CUDA work it does: they do not make its callers' call sites findings."""
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"abc", "ast", "glob", "io", "pickle", "socket", "string",
                                                              "tempfile", "threading", "traceback", "types", "uuid", "contextlib"}
-_EXT_CODES = ("EXT001", "EXT006", "EXT007")
-"""The findings that mark CUDA code the project builds (an extension, a Triton kernel, a cupy kernel)."""
 MAX_RELATED = 5
-MAX_CALLING_MODULES = 8
+"""Work items a function's summary keeps (the worst first): as many as a finding shows."""
 MAX_MORE_SITES = 20
-"""Calls of an imported name after the first one in a file that a use records (for EXT017 at each)."""
-"""A helper called from more modules than this gets no DEV026 at its call sites (a library utility)."""
+"""Calls of an imported name after the first one in a file that a use records (a project check may report each)."""
+
+
+class _Roles:
+    """What the rule data says a finding is to a module summary: ``work`` (code → True, or
+    ``"param-default"``: only at a parameter's default), ``builds`` (codes whose finding marks CUDA
+    code the project builds) and ``kernel_imports`` (codes of a CUDA kernel library's import, the
+    stand-in for a kernel object whose build has no finding).  Read from the rules' ``work`` and
+    ``builds_cuda`` fields (the model reads rule metadata; it imports nothing from rules/)."""
+
+    __slots__ = ("work", "builds", "kernel_imports")
+
+    def __init__(self, rules: dict):
+        self.work = {c: getattr(r, "work", False) for c, r in rules.items() if getattr(r, "work", False)}
+        self.builds = frozenset(c for c, r in rules.items() if getattr(r, "builds_cuda", False))
+        self.kernel_imports = frozenset(c for c, r in rules.items() if getattr(r, "builds_cuda", False) == "import")
+
+
+_roles_cache: dict = {}
+
+
+def _roles(rules: dict) -> _Roles:
+    got = _roles_cache.get(id(rules))
+    if got is None or got[0] is not rules:
+        got = _roles_cache[id(rules)] = (rules, _Roles(rules))
+    return got[1]
 
 
 # ---------------------------------------------------------------------- per file
@@ -134,11 +147,13 @@ def summarize(ctx, findings: list) -> dict:
     work: dict = {}
     spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]), node.end_lineno or node.lineno, name)
              for name, node, _kind in defs]  # with its decorators (@triton.jit: EXT006 is reported there)
-    ext_items = _extension_items(ctx, findings, every_call)
+    roles = _roles(ctx.rules)
+    ext_items = _extension_items(ctx, findings, every_call, roles)
     for f in findings:
-        if f.severity not in _WORK_SEVERITIES or not f.code.startswith(_WORK_PREFIXES):
+        if f.severity not in _WORK_SEVERITIES:
             continue
-        if f.code in _NOT_WORK and not (f.code == "DEV024" and _is_param_default(ctx.finding_nodes.get(id(f)))):
+        is_work = roles.work.get(f.code, False)
+        if is_work is not True and not (is_work == "param-default" and _is_param_default(ctx.finding_nodes.get(id(f)))):
             continue  # a helper's `device="cuda"` default that moves tensors is work its callers get
         if _is_option_default(ctx.finding_nodes.get(id(f))):
             continue  # an argparse default is a value the function returns, not work it does
@@ -290,7 +305,7 @@ def summarize(ctx, findings: list) -> dict:
     path = _path_entries(ctx, every_call)
     if path:
         out["path"] = path
-    builds = _builds(ctx, findings, every_call)
+    builds = _builds(ctx, findings, every_call, roles)
     if builds:
         out["builds"] = builds
     # every module has a summary, even an empty one: the project pass resolves imports as Python does,
@@ -309,14 +324,14 @@ def _instance_call(ctx, call: ast.Call, class_ref) -> Optional[str]:
     return method_ref(call, ctx.bindings, class_ref)
 
 
-def _ext_item(ctx, findings: list, node: ast.AST) -> Optional[list]:
+def _ext_item(ctx, findings: list, node: ast.AST, roles: _Roles) -> Optional[list]:
     for f in findings:
-        if f.code in _EXT_CODES and ctx.finding_nodes.get(id(f)) is node:
+        if f.code in roles.builds and ctx.finding_nodes.get(id(f)) is node:
             return [f.code, f.line, f.col, f.severity, f.message[:160], ""]  # no fix: a kernel to port
     return None
 
 
-def _extension_items(ctx, findings: list, every_call: list) -> list:
+def _extension_items(ctx, findings: list, every_call: list, roles: _Roles) -> list:
     """(call, work item) for each call into a module-level name bound to CUDA code the project builds
     (``fused = load(..., sources=[... .cu])`` … ``fused.fused_bias_act(x)``; a cupy kernel), outside a
     guard that picks a fallback on an Ascend host (``if x.is_cuda: fused.op(x) else: ref(x)``)."""
@@ -325,9 +340,9 @@ def _extension_items(ctx, findings: list, every_call: list) -> list:
         return []
     items: dict = {}
     for name, build in objs.items():
-        item = _ext_item(ctx, findings, build)
+        item = _ext_item(ctx, findings, build, roles)
         if item is None:  # a cupy kernel: the file's cupy import finding says what it is
-            item = next(([f.code, f.line, f.col, f.severity, f.message[:160], ""] for f in findings if f.code == "EXT007"), None)
+            item = next(([f.code, f.line, f.col, f.severity, f.message[:160], ""] for f in findings if f.code in roles.kernel_imports), None)
         if item is not None and item[3] in _WORK_SEVERITIES:
             items[name] = item
     out = []
@@ -342,11 +357,11 @@ def _extension_items(ctx, findings: list, every_call: list) -> list:
     return out
 
 
-def _builds(ctx, findings: list, every_call: list) -> dict:
-    """dotted module name → the work item (its EXT001 finding) of each ``CUDAExtension(...)`` the file builds."""
+def _builds(ctx, findings: list, every_call: list, roles: _Roles) -> dict:
+    """dotted module name → the work item (its build finding) of each ``CUDAExtension(...)`` the file builds."""
     out: dict = {}
     for name, call in built_modules(every_call, ctx.bindings).items():
-        item = _ext_item(ctx, findings, call)
+        item = _ext_item(ctx, findings, call, roles)
         if item is not None:
             out[name] = item
     return out
@@ -722,21 +737,7 @@ def _transitive_work(index: _Index) -> dict:
     return total
 
 
-def _hold_guard(findings: Optional[list], rel: str, line: int, text: str, at: str) -> None:
-    """The fix of the device test at ``line`` of ``rel`` (``if x.is_cuda:`` → ``x.is_npu``) is taken back
-    where its branch calls a helper that runs CUDA code the project builds: rewritten, the test would send
-    NPU tensors into the CUDA kernel.  The fix run keeps it back in later passes too (fix/run.py)."""
-    for pf in findings or ():
-        if pf.path == rel and pf.line == line and pf.fix is not None and pf.code.startswith("DEV"):
-            pf.fix = None
-            if severity_rank(pf.severity) > severity_rank("warning"):
-                pf.severity = "warning"  # as the fix policy makes a guard of CUDA-only code by intent
-            pf.note(f"CUDA-only by intent: its branch calls `{text}()`, which runs CUDA code the project builds ({at}); "
-                    "left as written (an Ascend host takes the other branch); for the fast path there, write an Ascend C / "
-                    "torch_npu replacement", "intent", line)
-
-
-def _resolution(index: _Index, use: dict, rel: str, trel: str, member: str) -> dict:
+def resolution(index: _Index, use: dict, rel: str, trel: str, member: str) -> dict:
     """The related location that says why a call reaches ``trel``: the definition it resolves to,
     and how Python's import system finds that module from ``rel``."""
     if trel in index.builds:
@@ -754,201 +755,71 @@ def _resolution(index: _Index, use: dict, rel: str, trel: str, member: str) -> d
             "kind": "import", "message": f"`{use['text']}` resolves to the {kind} `{member}` in {trel}{inst}" + (f"; {how}" if how else "")}
 
 
-def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None) -> list:
-    """Cross-file findings for ``summaries`` (rel path → summary; missing ones are skipped);
-    ``findings`` (the scan's) give the messages of the helpers' work."""
-    summaries = {k: v for k, v in summaries.items() if v}
-    if len(summaries) < 2:
-        return []
-    messages = {(f.path, f.line, f.col, f.code): f.message[:160] for f in findings or ()}
+class Reach:
+    """One use (a call, a backend or device value) of ``rel`` resolved to ``member`` of ``target``
+    (a scanned module, or a module a ``CUDAExtension`` builds); ``reexport``: what ``target``
+    says of a library name it imports and the call reaches (``target`` re-exports it)."""
 
-    def text_of(r: str, w: list) -> str:
-        if len(w) > 4:  # the summary has the message (also of rules --select leaves out of the output)
-            return w[4]
-        return messages.get((r, w[1], w[2], w[0]), w[0])
+    __slots__ = ("rel", "summary", "use", "target", "member", "target_summary", "reexport")
 
-    index = _Index(summaries)
-    bound: dict = {}  # rel -> (line, name, build): a file that imports a built CUDA extension unconditionally
-    work = _transitive_work(index)
-    fix_level = _transitive_fix(index)
-    # a helper called from many modules is a library utility, not a step of a script: its own
-    # findings say what to fix, and a finding at each of hundreds of call sites would be noise
-    callers: dict = {}
-    for rel, s in summaries.items():
-        for use in s.get("uses", ()):
-            if use["kind"] == "call":
+    def __init__(self, rel: str, summary: dict, use: dict, target: str, member: str, target_summary: dict, reexport: Optional[dict]):
+        self.rel, self.summary, self.use = rel, summary, use
+        self.target, self.member, self.target_summary, self.reexport = target, member, target_summary, reexport
+
+
+class Project:
+    """The facts the summaries of a scan make together (``summaries``: rel path → summary; empty
+    ones are left out), for the project checks: the import resolution (:attr:`index`), each function's
+    and class's work and weakest fix through the project calls (:attr:`work`, :attr:`fix_level`), the
+    modules that call each definition (:attr:`callers`), and every use resolved (:attr:`reaches`, in
+    file and use order; uses in NPU-aware code, and those reaching nothing scanned, left out).
+    ``findings`` (the scan's) give the messages of the work items (:meth:`text_of`)."""
+
+    def __init__(self, summaries: dict, findings: Optional[list] = None):
+        self.summaries = {k: v for k, v in summaries.items() if v}
+        self.findings = findings
+        self._messages = {(f.path, f.line, f.col, f.code): f.message[:160] for f in findings or ()}
+        index = self.index = _Index(self.summaries)
+        self.work = _transitive_work(index)
+        self.fix_level = _transitive_fix(index)
+        callers: dict = {}
+        for rel, s in self.summaries.items():
+            for use in s.get("uses", ()):
+                if use["kind"] == "call":
+                    t = index.target(use["ref"], rel)
+                    if t is not None:
+                        callers.setdefault(t, set()).add(rel)
+        self.callers = callers
+        reaches: list = []
+        for rel, s in self.summaries.items():
+            for use in s.get("uses", ()):
+                if use.get("where", "") == "skip":
+                    continue
                 t = index.target(use["ref"], rel)
-                if t is not None:
-                    callers.setdefault(t, set()).add(rel)
-    out: list = []
-    for rel, s in summaries.items():
-        for use in s.get("uses", ()):
-            where = use.get("where", "")
-            if where == "skip":
-                continue
-            t = index.target(use["ref"], rel)
-            if t is None or (t[0] not in summaries and t[0] not in index.builds):
-                continue
-            trel, member = t
-            tsum = summaries.get(trel) or {}
-            line, col = use["tok"]
-            sp = use["span"]
-            if use["kind"] == "call" and _member(tsum, member) is None and member in tsum.get("reexports", {}):
-                for site in [use] + use.get("more", []):
-                    if site.get("where") == "skip":
-                        continue
-                    f = _reexport_call({**use, **site}, rel, trel, tsum["reexports"][member], settings, rules, s)
-                    if f is not None:
-                        out.append(f)
-                continue
-            if use["kind"] == "call":
-                if trel == rel or not settings.enabled("DEV026", rel) or _suppressed(s, line, "DEV026"):
+                if t is None or (t[0] not in self.summaries and t[0] not in index.builds):
                     continue
-                if len(callers.get(t, ())) > MAX_CALLING_MODULES:
-                    continue
-                key = (trel, member)
-                if trel in index.builds:  # _C.nms(...): straight into a module a CUDAExtension builds
-                    brel, item, _name = index.builds[trel]
-                    items = [(brel, item)]
-                    root = use.get("text", "").split(".")[0]
-                    top = s.get("top_imports") or {}
-                    if root in top and not where.startswith("dead:"):
-                        bound.setdefault(rel, (top[root], root, f"{brel}:{item[1]}"))
-                else:  # (Class.method of an instance is the method's own work: never the class's __init__)
-                    items = work.get(key) or []
-                if not items:
-                    continue
-                sev = max((w[3] for _r, w in items), key=severity_rank)
-                first_rel, first = next((r, w) for r, w in items if w[3] == sev)
-                outcome = "fails there" if sev == "error" else "is silently wrong there"
-                if first[0] in _EXT_CODES:  # the project's own CUDA code: nothing to rename, a kernel to replace
-                    msg = (f"`{use['text']}()` runs CUDA code the project builds ({first[0]} at {first_rel}:{first[1]} — {text_of(first_rel, first)})"
-                           f"; on an Ascend host this step fails: use a pure-PyTorch fallback there, or write an Ascend C / torch_npu replacement")
-                else:
-                    msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {text_of(first_rel, first)}"
-                           f"; on an Ascend host this step {outcome} (fix it in {first_rel})")
-                rule = rules.get("DEV026")
-                if rule is None:
-                    continue
-                dead = where.startswith("dead:")
-                if dead:
-                    sev = "info"
-                f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
-                if dead and all(w[0] in _EXT_CODES for _r, w in items):  # `if x.is_cuda: fused_act(x) else: ref(x)`
-                    at = f"{first_rel}:{first[1]}"
-                    f.note(f"CUDA-only by intent: the CUDA-only test at line {where[5:]} picks the other branch on an Ascend host", "intent", int(where[5:]))
-                    _hold_guard(findings, rel, int(where[5:]), use["text"], at)
-                elif dead:
-                    f.note(f"dead code on an Ascend host: under the CUDA-only test at line {where[5:]}", "dead", int(where[5:]))
-                # "cause": the call site's finding is there because of that work, and `ascendify fix` fixes all of
-                # it (also what the list leaves out): the finding goes with those fixes (scan's plan counts it so)
-                lvl = fix_level.get(key, "")
-                settles = lvl == "safe" or (lvl == "unsafe" and bool(getattr(settings, "unsafe_fixes", False)))
-                f.related = [{"path": r, "line": w[1], "col": w[2], "code": w[0], "message": f"{w[0]}: {text_of(r, w)}", "cause": settles}
-                             for r, w in items]
-                f.related.append(_resolution(index, use, rel, trel, member))
-                out.append(f)
-            elif use["kind"] == "backend":
-                const = (tsum.get("constants") or {}).get(member)
-                if not const or "str" not in const or const["str"].strip().lower() != "nccl":
-                    continue
-                if not settings.enabled("DST001", trel) or _suppressed(tsum, const["span"][0], "DST001"):
-                    continue
-                rule = rules.get("DST001")
-                if rule is None:
-                    continue
-                cs = const["span"]
-                msg = rule.message.format(what="backend", value=repr(const["str"]),
-                                          where=f" (flows into the process group at {rel}:{sp[0]})")
-                fx = None
-                if settings.target == "npu":
-                    fx = Fix((Edit("string", "hccl", (cs[0], cs[1]), (cs[2], cs[3])),), True, "use the HCCL backend")
-                f = Finding("DST001", msg, trel, cs[0], cs[1], cs[2], cs[3], rule.severity, rule.category, fx)
-                f.related = [{"path": rel, "line": sp[0], "col": sp[1], "message": f"`{use['text']}` passed as the backend"}]
-                out.append(f)
-            elif use["kind"] == "device":
-                const = (tsum.get("constants") or {}).get(member)
-                if not const or "int" not in const or not settings.enabled("DEV006", rel) or _suppressed(s, line, "DEV006"):
-                    continue
-                rule = rules.get("DEV006")
-                if rule is None:
-                    continue
-                sev = int_device_severity(settings)
-                msg = rule.message.format(form=use["text"]) + f" (`{member}` = {const['int']} in {trel})"
-                f = Finding("DEV006", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
-                f.related = [{"path": trel, "line": const["span"][0], "col": const["span"][1], "message": f"`{member} = {const['int']}`"}]
-                out.append(f)
-    for rel, (line, name, at) in bound.items():
-        _hold_file(findings, rel, line, name, at)
-    return out
+                trel, member = t
+                tsum = self.summaries.get(trel) or {}
+                rx = None
+                if use["kind"] == "call" and _member(tsum, member) is None and member in tsum.get("reexports", {}):
+                    rx = tsum["reexports"][member]
+                reaches.append(Reach(rel, s, use, trel, member, tsum, rx))
+        self.reaches = reaches
+
+    def text_of(self, rel: str, item: list) -> str:
+        """The message of work item ``item`` of ``rel`` (the summary's own copy, else the scan's finding)."""
+        if len(item) > 4:  # the summary has the message (also of rules --select leaves out of the output)
+            return item[4]
+        return self._messages.get((rel, item[1], item[2], item[0]), item[0])
+
+    def member(self, rel: str, member: str) -> Optional[dict]:
+        """The summary entry of function or class ``member`` of ``rel``."""
+        return _member(self.summaries.get(rel) or {}, member)
+
+    def resolution(self, use: dict, rel: str, trel: str, member: str) -> dict:
+        return resolution(self.index, use, rel, trel, member)
 
 
-def _hold_file(findings: Optional[list], rel: str, line: int, name: str, at: str) -> None:
-    """A module that imports a CUDA extension the project builds at module level and calls it (Swin-
-    Transformer's ``kernels/window_process/unit_test.py``: ``import swin_window_process``, the kernels'
-    own test) cannot even be imported on an Ascend host: its device code is the extension's, CUDA-only by
-    intent.  Its fixes are taken back (rewritten, NPU tensors would go into the CUDA kernel); the fix run
-    keeps them back in later passes (the ``intent`` note, fix/run.py)."""
-    for pf in findings or ():
-        if pf.path == rel and pf.fix is not None:
-            pf.fix = None
-            pf.note(f"CUDA-only by intent: this module imports `{name}` (line {line}), the CUDA extension the project builds "
-                    f"({at}), and calls it; left as written: port the extension (Ascend C / torch_npu) or give the "
-                    "module a fallback first", "intent", line)
-
-
-def _reexport_call(use: dict, rel: str, trel: str, rx: dict, settings, rules: dict, summary: dict) -> Optional[Finding]:
-    """EXT017 at ``use`` (a call in ``rel``) of a name ``trel`` imports from a summarised library (``rx``): the
-    work the call reaches, given what it passes.  Where all of it is a CUDA device default the call leaves out
-    and the helper takes its own NPU path for that value (the summary's ``npu_when``), a safe fix passes it:
-    ``device="npu"`` (npu), ``device="npu" if DEVICE_TYPE == "npu" else "cuda"`` (agnostic: CUDA and
-    CPU-only hosts keep the default, so CPU autocast is not switched on)."""
-    rule = rules.get("EXT017")
-    line, col = use["tok"]
-    if rule is None or not settings.enabled("EXT017", rel) or _suppressed(summary, line, "EXT017"):
-        return None
-    npos, kws, star = use.get("args") or [0, {}, True]
-    from ascendify import libsum
-    from ascendify.libsum.analyze import flag_runs
-
-    noop = libsum.noop_without_cuda()
-    work = []
-    for w in rx["work"]:
-        cond = w[3]
-        if w[0] in noop:
-            continue
-        if cond.startswith("!"):
-            name, _, pos = cond[1:].partition("@")
-            if star or name in kws or (pos and int(pos) >= 0 and npos > int(pos)):
-                continue
-        elif cond.count(":") == 2 and not flag_runs(cond, kws, star):
-            continue
-        work.append(w)
-    if not work:
-        return None
-    sp = use["span"]
-    first = work[0]
-    msg = rule.message.format(call=use["text"][:60], what=", ".join(dict.fromkeys(w[0] for w in work)), lib=rx["lib"],
-                              where=f"{first[1]}:{first[2]}", defined=rx["defined"], how=rx["how"], advice=rx["advice"],
-                              source=rx["source"])
-    msg += f" (imported through {trel})"
-    fx = None
-    params = [w[3][1:].partition("@")[0] for w in work if w[3].startswith("!") and w[0].startswith("default ")]
-    if (len(params) == len(work) and len(set(params)) == 1 and not star
-            and params[0] in rx.get("npu_when", ())):  # the helper has its own path for "npu" there
-        p = params[0]
-        default = next(w[0] for w in work).partition("=")[2]  # '"cuda"'
-        if settings.target == "npu":
-            fx = Fix((Edit("add_arg", f'{p}="npu"', (sp[0], sp[1]), (sp[2], sp[3])),), True, f'pass {p}="npu" (the helper\'s NPU path)')
-        elif summary.get("torch"):  # agnostic: "npu" on an Ascend host only; CUDA and CPU hosts keep the default
-            fx = Fix((Edit("add_arg", f'{p}="npu" if DEVICE_TYPE == "npu" else {default}', (sp[0], sp[1]), (sp[2], sp[3])),
-                      Edit("add_prelude", _DEVICE_TYPE.format(t=summary["torch"]))), True,
-                     f"pass {p}=\"npu\" on an Ascend host (the helper's NPU path)")
-    sev = rule.severity
-    where = use.get("where", "")
-    if where.startswith("dead:"):
-        sev = "info"
-        msg += f" — dead code on an Ascend host: under the CUDA-only test at line {where[5:]}"
-    f = Finding("EXT017", msg, rel, line, col, sp[2], sp[3], sev, rule.category, fx)
-    f.related = [{"path": trel, "line": rx.get("line", 0), "col": 0, "message": f"`{use['text'][:60]}` is {rx['defined']} ({rx['lib']})"}]
-    return f
+def suppressed(summary: dict, line: int, code: str) -> bool:
+    """A ``# noqa`` on ``line`` of the summarised file hides ``code`` (a bare one hides every code)."""
+    return _suppressed(summary, line, code)
