@@ -143,15 +143,15 @@ def scan(paths, select, select_extend, ignore, ignore_extend, exclude, target, t
 @click.command("fix")
 @click.argument("paths", nargs=-1, type=click.Path())
 @project_options
-@click.option("--diff", "mode", flag_value="diff", default=True, help="Print a unified diff; write nothing (default).")
-@click.option("--write", "mode", flag_value="write", help="Edit the files in place (atomically).")
+@click.option("--diff", "diff_flag", is_flag=True, help="Print a unified diff; write nothing (default).")
+@click.option("--write", "write_flag", is_flag=True, help="Edit the files in place (atomically).")
 @out_dir_option("Write a migrated copy of the whole tree here, plus the change log.")
 @deprecated_option("--output", dest="out_dir", new="--out-dir DIR", type=click.Path(file_okay=False), default=None)
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that need review.")
 @click.option("--changelog", type=click.Path(dir_okay=False), default=None, metavar="FILE", help="Also write the change log (CSV, and JSON next to it).")
 @report_options(output_help="Write the report (text: the diff in --diff mode and the summary; json: the changes and what remains) to this file.")
 def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config,
-        cache_dir, no_cache, jobs, fail_on, mode, out_dir, unsafe_fixes, changelog, fmt, output_file):
+        cache_dir, no_cache, jobs, fail_on, diff_flag, write_flag, out_dir, unsafe_fixes, changelog, fmt, output_file):
     """Rewrite what can be rewritten safely in PATHS.
 
     By default prints a unified diff and changes nothing.  --write edits in
@@ -161,8 +161,10 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     from ascendify.deps import fix_tree as deps_fix_tree  # fix.run.fix_tree plus the DEP fixes of dependency files
 
     out_dir = deprecated_value("out_dir", out_dir)
-    if out_dir and click.get_current_context().get_parameter_source("mode") != click.core.ParameterSource.DEFAULT:
-        raise AscendifyError(f"fix: --{mode} and --out-dir are different modes; choose one of --diff, --write, --out-dir")
+    given = [f for f, on in (("--diff", diff_flag), ("--write", write_flag), ("--out-dir", bool(out_dir))) if on]
+    if len(given) > 1:  # never drop one silently (the last of --diff/--write used to win)
+        raise AscendifyError(f"fix: {' and '.join(given)} are different modes; choose one of --diff, --write, --out-dir")
+    mode = "write" if write_flag else "diff"
     paths = paths or (".",)
     settings = project_settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on, unsafe_fixes)
     if settings.target == "agnostic":
