@@ -90,14 +90,19 @@ class AscendifyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=AscendifyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=AscendifyGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="ascendify")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Move a CUDA PyTorch project to Huawei Ascend NPUs (torch_npu + CANN).
 
     Start with `ascendify scan PATH`, then `ascendify fix PATH` (prints the diff; --write or
     --out-dir DIR to apply), or `ascendify migrate PATH --out-dir DIR` for both and a report.
     """
+    if ctx.invoked_subcommand is None:  # bare `ascendify`: the help on stdout, exit 0 (as git and ruff do)
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def usage_error(exc: click.UsageError) -> int:
