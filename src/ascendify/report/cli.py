@@ -96,8 +96,16 @@ _OUT_HELP = ("Write this summary (text, or --format json) to FILE.  A value with
              "suffix (.json, .txt, …) is taken as --out-dir (what -o used to mean), with a note.")
 
 
+def _check_project(project: str, command: str) -> None:
+    """A missing or non-folder PROJECT: the one-line error of every command (scan's wording), exit 2."""
+    if not os.path.exists(project):
+        raise AscendifyError(f"{project}: no such file or folder")
+    if not os.path.isdir(project):
+        raise AscendifyError(f"{project}: a file; `ascendify {command}` takes the project's folder")
+
+
 @click.command()
-@click.argument("project", type=click.Path(exists=True, file_okay=False))
+@click.argument("project", type=click.Path())
 @out_dir_option("Output folder: DIR/project (migrated copy) and DIR/report (HTML + JSON).")
 @project_options
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that need review.")
@@ -117,6 +125,7 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     above --fail-on is left for a person after the fixes (or a file is missing from the
     copy), else 0.
     """
+    _check_project(project, "migrate")
     output_file, out = split_output_dir(output_file, out_dir)
     if not out:
         raise AscendifyError("migrate needs an output folder: --out-dir DIR (the migrated copy and the report go there)")
@@ -237,8 +246,8 @@ def verify_section(cmd: str, migrated: str, settings) -> dict:
 
 
 @click.command()
-@click.argument("project", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--from", "from_json", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE", help="Re-render an existing report.json (e.g. to add sections).")
+@click.argument("project", required=False, type=click.Path())
+@click.option("--from", "from_json", type=click.Path(), default=None, metavar="FILE", help="Re-render an existing report.json (e.g. to add sections).")
 @_include_option
 @out_dir_option("Folder for index.html and report.json.")
 @target_option()
@@ -248,6 +257,11 @@ def verify_section(cmd: str, migrated: str, settings) -> dict:
                             "suffix is taken as --out-dir (what -o used to mean), with a note.")
 def report(project, from_json, include, out_dir, target, torch_npu, chip, fmt, output_file):
     """Render the HTML report for PROJECT (scan only), or re-render --from report.json, adding --include sections."""
+    if project:
+        _check_project(project, "report")
+    if from_json and not os.path.isfile(from_json):
+        raise AscendifyError(f"{from_json}: no such file or folder" if not os.path.exists(from_json)
+                             else f"{from_json}: a folder; --from takes the report.json file migrate wrote")
     output_file, out = split_output_dir(output_file, out_dir)
     if not out:
         raise AscendifyError("report needs an output folder: --out-dir DIR (index.html and report.json go there)")
