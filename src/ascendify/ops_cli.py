@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Optional
 
@@ -62,11 +63,40 @@ def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional
     return 0 if res["found"] else 1
 
 
+_MD_RULES = (
+    (re.compile(r"```[\w+-]*"), " "),                                  # code fences (their code stays)
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),                 # [text](url), ![alt](url) -> text
+    (re.compile(r"<(?:br|p|/p|div|/div|span|/span)\s*/?>", re.I), " "),  # the HTML the docs use for layout
+    (re.compile(r"\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-{3,}:?\s*\|?"), " "),   # table separator rows |---|:--|
+    (re.compile(r"\*\*(\S(?:.*?\S)?)\*\*"), r"\1"),                      # **bold**
+    (re.compile(r"(?<![\w])__(\S(?:.*?\S)?)__(?![\w])"), r"\1"),          # __bold__
+    (re.compile(r"`([^`]*)`"), r"\1"),                                  # `code`
+    (re.compile(r"(?:^|(?<=\s))#{1,6}\s+"), ""),                        # headings
+)
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+def plain_text(text: str) -> str:
+    """A KB documentation note (markdown from the torch_npu docs, flattened to one line) as plain
+    text: no ``**``, backticks, code fences, links (their text kept), table rules, headings or
+    layout HTML; table cells and list items separated by " · "; the note's own language kept, with
+    "(zh) " in front of a note in Chinese."""
+    t = " ".join((text or "").split())
+    for rx, rep in _MD_RULES:
+        t = rx.sub(rep, t)
+    if "|" in t:  # table rows: cells between pipes
+        t = " · ".join(c.strip() for c in t.split("|") if c.strip())
+    if t.startswith("- "):  # a list flattened to one line: "- a - b" -> "a · b"
+        t = " · ".join(p.strip() for p in re.split(r"(?:^|\s)- ", t) if p.strip())
+    t = " ".join(t.split())
+    return ("(zh) " + t) if _CJK.search(t) else t
+
+
 def summarise(text: str, verbose: bool = False, limit: int = 0) -> str:
-    """``text`` (a KB documentation note) cut to about ``limit`` characters (default
-    :data:`NOTE_CHARS`) at a word boundary, with a pointer to ``--verbose``; whole when ``verbose``."""
+    """``text`` (a KB documentation note) as :func:`plain_text`, cut to about ``limit`` characters
+    (default :data:`NOTE_CHARS`) at a word boundary, with a pointer to ``--verbose``; whole when ``verbose``."""
     limit = limit or NOTE_CHARS
-    flat = " ".join((text or "").split())
+    flat = plain_text(text)
     if verbose or len(flat) <= limit:
         return flat
     cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
