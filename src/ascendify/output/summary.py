@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ascendify.diagnostics import SEVERITIES, Finding
 
-EFFORTS = ("none", "low", "medium", "high")
+EFFORTS = ("none", "low", "medium", "high", "skipped")
 
 # --------------------------------------------------------------------------- "fixed": one definition
 FIX_STATES = ("fixed", "settled", "unsafe", "manual")
@@ -108,11 +108,18 @@ HEAVY_CATEGORIES = frozenset({"amp", "compile", "third-party", "distributed"})
 another CUDA-only library, porting AMP, choosing a torch.compile backend, re-plumbing collectives."""
 
 
+NOT_PYTHON = frozenset({"SYN002", "SYN003", "SYN004"})
+"""Parse findings of a file that was never read as Python (undecodable, binary, unreadable or
+over the size limit, a notebook that is not JSON): such a file is graded ``skipped``, not effort.
+A syntax error (SYN001) is Python that needs porting or repair: effort ``high``."""
+
+
 def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Optional[set] = None,
                 settled: Optional[set] = None) -> tuple[str, str]:
     """(effort, reasoning) for one file's findings, from :func:`fix_state`.
 
-    none: nothing to change.  high: a parse error or CUDA-only third-party code (error/silent)
+    none: nothing to change.  skipped: only :data:`NOT_PYTHON` findings (the file was not read as
+    Python: "not Python (skipped)").  high: a parse error or CUDA-only third-party code (error/silent)
     to replace, more than 5 error/silent findings left for a person, or manual warnings or
     errors in 3 or more categories.  medium: any error/silent finding left for a person, more than 5 left,
     or manual warnings in a category that means rewriting code (:data:`HEAVY_CATEGORIES`:
@@ -121,6 +128,9 @@ def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Opti
     """
     if not findings:
         return "none", "no findings"
+    if all(f.code in NOT_PYTHON for f in findings):  # nothing in it was read: no work to grade
+        what = findings[0].message.removesuffix("; skipped")
+        return "skipped", f"not Python (skipped): {what}; nothing in it was checked"
 
     def count(k: int, one: str, many: str) -> str:
         return f"{k} {one if k == 1 else many}"
@@ -149,6 +159,9 @@ def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Opti
         return ", ".join(sorted({f.code for f in fs}))
 
     if ext:
+        parse = [f for f in ext if f.category == "parse"]
+        if parse and len(parse) == len(ext):
+            return "high", f"{head}; does not parse as Python 3 ({codes(parse)}): port or repair it; nothing in it was checked"
         return "high", f"{head}; {count(len(ext), 'needs', 'need')} CUDA-only code replaced or the file repaired ({codes(ext)})"
     if len(manual_severe) > 5:
         return "high", f"{head}; {len(manual_severe)} error/silent findings need manual changes"
@@ -168,7 +181,7 @@ def file_effort(findings: list[Finding], unsafe_fixes: bool = False, fixed: Opti
     return "low", f"{head}; nothing left for a person"
 
 
-EFFORT_ORDER = {"high": 0, "medium": 1, "low": 2, "none": 3}
+EFFORT_ORDER = {"high": 0, "medium": 1, "low": 2, "none": 3, "skipped": 4}
 EFFORT_TOP = 10
 """How many files the text summary's effort list shows (JSON lists every file)."""
 

@@ -1,7 +1,7 @@
 // Sortable tables: click a header to sort by that column (numbers, effort, text).
 (function () {
   "use strict";
-  var EFFORT = { none: 0, low: 1, medium: 2, high: 3 };
+  var EFFORT = { skipped: -1, none: 0, low: 1, medium: 2, high: 3 };
   function key(cell, type) {
     var t = cell.textContent.trim();
     if (type === "num") { var n = parseFloat(t); return isNaN(n) ? -1 : n; }
