@@ -25,7 +25,6 @@ class ProjectContext:
         self.settings = settings
         self.rules = rules
         self.findings = findings
-        self.current_code = ""
 
     def enabled(self, code: str, rel: str, summary: dict, line: int) -> bool:
         """``code`` is on for ``rel`` and no ``# noqa`` on ``line`` of that module hides it."""
@@ -40,12 +39,11 @@ def join(summaries: dict, settings, rules: dict, findings: Optional[list] = None
     if len([v for v in summaries.values() if v]) < 2:
         return []
     load_checks()
-    ctx = ProjectContext(Project(summaries, findings), settings, rules, findings)
+    pctx = ProjectContext(Project(summaries, findings), settings, rules, findings)
     out: list = []
     for code, fns in PROJECT_CHECKS.items():
         if not getattr(rules.get(code), "cross_file", False):  # the rule data declares each project check
             continue
-        ctx.current_code = code
         for fn in fns:
-            out.extend(fn(ctx))
+            out.extend(fn(pctx))
     return out
