@@ -193,7 +193,7 @@ def parameters_verdict(param_devices: dict, failed: bool = False) -> dict:
                 "message": "no model parameters were seen (no nn.Module was built or moved)"}
     if npu == total:
         return {"devices": param_devices, "on": "npu", "loud": False,
-                "message": f"parameters on the NPU: {_human_devices(param_devices)} parameter tensor(s)"}
+                "message": f"parameters on the NPU: {_human_devices(param_devices)}"}
     if cpu == total:
         if failed:
             return {"devices": param_devices, "on": "cpu", "loud": False,
@@ -204,12 +204,12 @@ def parameters_verdict(param_devices: dict, failed: bool = False) -> dict:
                            "an Ascend host runs this program on its CPU (look for `torch.cuda.is_available()` "
                            "or a 'cpu' default choosing the device)"}
     return {"devices": param_devices, "on": "mixed", "loud": not failed,
-            "message": f"parameters on two kinds of device: {_human_devices(param_devices)} parameter tensor(s); "
+            "message": f"parameters on two kinds of device: {_human_devices(param_devices)}; "
                        "part of the model stayed on the CPU"}
 
 
 def _human_devices(d: dict) -> str:
-    return ", ".join(f"{n:,} on {k}" for k, n in sorted(d.items(), key=lambda kv: -kv[1]))
+    return ", ".join(f"{n:,} tensor(s) on {k}" for k, n in sorted(d.items(), key=lambda kv: -kv[1]))
 
 
 def fallback_rule(op: str) -> "tuple[Optional[str], Optional[str]]":
@@ -538,7 +538,7 @@ def render_text(doc: dict) -> str:
     emu = doc.get("emulated", {})
     mode = emu.get("mode")
     mode = "/".join(mode) if isinstance(mode, list) else mode
-    prog = " ".join(doc.get("command_display") or doc.get("command_line") or [])
+    prog = _shell_join(doc.get("command_display") or doc.get("command_line") or [])
     head = (f"emulated Ascend host: torch_npu {emu.get('torch_npu')}, {emu.get('chip')}, {emu.get('devices')} device(s)"
             + (f", {mode} mode" if mode else "") + (", one RNG stream (--cpu-rng)" if emu.get("cpu_rng") else ""))
     code = doc.get("exit_code")
@@ -557,7 +557,8 @@ def render_text(doc: dict) -> str:
         lines.append(f"first failure{who}: {first.get('type')}: {_one_line(first.get('message'))}")
         uf = first.get("user_frame")
         if uf:
-            lines.append(f"   at {_frame_text(uf)}: {(uf.get('code') or '').strip()}")
+            code_text = (uf.get("code") or "").strip()
+            lines.append(f"   at {_frame_text(uf)}" + (f": {code_text}" if code_text else ""))
         user_tb = [f for f in first.get("traceback") or [] if f.get("path") and not os.path.isabs(f["path"])]
         if len(user_tb) > 1:
             lines.append("   called from " + " <- ".join(_frame_text(f) for f in reversed(user_tb[:-1])))
@@ -587,7 +588,7 @@ def render_text(doc: dict) -> str:
         lines.append(f"dtype: {d['op']} on {d['dtype']} ({d['action']}) reached from {_frame_text(d.get('user_frame'))}")
     ops = doc.get("ops_by_class") or {}
     if ops:
-        lines.append("ops: " + ", ".join(f"{n:,} {cls}" for cls, n in ops.items()))
+        lines.append(f"ops: {sum(ops.values()):,} dispatched (" + ", ".join(f"{n:,} {_op_class_label(cls)}" for cls, n in ops.items()) + ")")
     ac = doc.get("autocast") or []
     if ac:
         lines.append("autocast: " + "; ".join(_autocast_text(a) for a in ac))
@@ -600,9 +601,8 @@ def render_text(doc: dict) -> str:
         top = ", ".join(f"{s['count']}x at {_frame_text(s.get('user_frame'))}" for s in hs.get("frames", [])[:3])
         lines.append(f"host syncs: {hs['total']} ({top})")
     pv = doc.get("parameters") or {}
-    if doc.get("processes_seen"):
-        msg = pv.get("message", "")
-        lines.append(("!!! " + msg + " !!!") if pv.get("loud") else msg)
+    if doc.get("processes_seen") and pv.get("loud"):
+        lines.append("!!! " + pv.get("message", "") + " !!!")
     if doc.get("writes_outside"):
         w = doc["writes_outside"]
         lines.append(f"wrote outside its folder ({doc.get('project_root')}): {', '.join(w[:5])}"
@@ -612,7 +612,61 @@ def render_text(doc: dict) -> str:
         lines.append(f"not emulated in {mode} mode (see docs/run.md for what no mode emulates): {'; '.join(extra)}")
     for note in doc.get("notes", []):
         lines.append(f"note: {note}")
+    lines.append(outcome_line(doc))
     return "\n".join(lines) + "\n"
+
+
+def outcome_line(doc: dict) -> str:
+    """The run in one sentence, the last line of the summary: the exit code (and the first
+    failure's exception and user frame), where the model's parameters ended, the CPU fallbacks
+    (and dtype findings).  E.g. ``result: exit code 1 (AssertionError at train.py:14); no model
+    parameters seen; no CPU fallbacks``."""
+    code = doc.get("exit_code")
+    first = doc.get("first_failure") or {}
+    if doc.get("interrupted"):
+        head = f"interrupted (exit code {code})"
+    elif code == 0:
+        head = "exit code 0 (ran to the end)"
+    elif first:
+        uf = first.get("user_frame")
+        head = f"exit code {code} ({first.get('type')}" + (f" at {uf.get('path')}:{uf.get('line')})" if uf else ")")
+    else:
+        head = f"exit code {code} (no uncaught Python exception)"
+    parts = [head]
+    if doc.get("processes_seen"):
+        pv = doc.get("parameters") or {}
+        where = pv.get("on")
+        devs = _human_devices(pv.get("devices") or {})
+        if where is None:
+            parts.append("no model parameters seen")
+        elif where == "npu":
+            parts.append(f"parameters ended on the NPU ({devs})")
+        elif where == "cpu":
+            parts.append(f"parameters ended on the CPU, not the NPU ({devs})" if pv.get("loud")
+                         else f"parameters still on the CPU when it stopped ({devs})")
+        else:
+            parts.append(f"parameters split between devices ({devs})")
+        fb = doc.get("fallbacks") or []
+        parts.append(f"{len(fb)} op(s) fell back to the CPU" if fb else "no CPU fallbacks")
+        dt = doc.get("dtype_findings") or []
+        if dt:
+            parts.append(f"{len(dt)} dtype finding(s)")
+    return "result: " + "; ".join(parts)
+
+
+def _shell_join(argv: list) -> str:
+    """The command as a shell would take it back (``python -c 'import torch; ...'``)."""
+    import shlex
+
+    return " ".join(shlex.quote(str(a)) for a in argv)
+
+
+def _op_class_label(cls: str) -> str:
+    try:
+        from ascendify.kb.ops import SHORT_LABELS
+    except ImportError:  # pragma: no cover -- the KB ships with ascendify
+        return cls
+    return SHORT_LABELS.get(cls, cls)
 
 
 def _mode_limits(limits: list) -> list:
