@@ -9,6 +9,7 @@ cell while the other cells are still scanned and fixed.  The notebooks are writt
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -218,3 +219,50 @@ def test_fix_changes_only_the_fixed_line_in_the_notebook_json(tmp_path, style):
     assert "Traceback" not in r.err, r.err
     after = p.read_bytes().decode("utf-8")
     assert after == text.replace(".cuda()", ".npu()")
+
+
+# ---------------------------------------------------------------------- related locations in cells
+FLAG_CELLS = (
+    "import torch\n",
+    "device = torch.device('cuda')\n"   # cell 2, line 1
+    "cuda = device.type != 'cpu'\n",    # cell 2, line 2: the flag DEV027's related location names
+    "x = 1\n"                           # cell 3, line 1
+    "if cuda:\n"                        # cell 3, line 2: DEV027
+    "    torch.cuda.synchronize()\n",
+)
+
+
+def test_related_locations_in_a_notebook_name_cell_and_line(tmp_path):
+    """A finding's related location in the same notebook is in the notebook's one coordinate system
+    (cell, line in the cell), as its message and notes are: it named a line of the hidden module that
+    joins the cells (line 3 here), and SARIF pointed at line 3 of the ``.ipynb`` JSON."""
+    p = _write(tmp_path, _nb(*FLAG_CELLS))
+    raw_lines = p.read_text(encoding="utf-8").split("\n")
+    r = run_cli("scan", "nb.ipynb", "--format", "json", "--no-cache", "-j", "1", "--fail-on", "never", cwd=str(tmp_path))
+    flag = next(f for f in json.loads(r.out)["findings"] if f["code"] == "DEV027")
+    assert (flag["cell"], flag["cell_line"]) == (3, 2)
+    assert "cell 2, line 2" in flag["message"]
+    (rel,) = flag["related"]
+    assert (rel["path"], rel["cell"], rel["line"], rel["col"]) == ("nb.ipynb", 2, 2, 7)
+    assert "cuda = device.type != 'cpu'" in raw_lines[rel["json_line"] - 1]
+    sarif = json.loads(run_cli("scan", "nb.ipynb", "--format", "sarif", "--no-cache", "-j", "1", "--fail-on", "never",
+                               cwd=str(tmp_path)).out)
+    res = next(x for x in sarif["runs"][0]["results"] if x["ruleId"] == "DEV027")
+    (loc,) = res["relatedLocations"]
+    at = loc["physicalLocation"]["region"]["startLine"]
+    assert "cuda = device.type != 'cpu'" in raw_lines[at - 1]  # the link lands on the flag's line in the .ipynb
+    assert loc["properties"] == {"cell": 2, "cellLine": 2, "cellColumn": 8}
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).parent / "data" / "sarif" / "sarif-2.1.0-rtm.5.json").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(sarif)
+
+
+def test_related_locations_in_a_py_file_stay_lines_of_the_file(tmp_path):
+    (tmp_path / "t.py").write_text("".join(FLAG_CELLS), encoding="utf-8")
+    r = run_cli("scan", "t.py", "--format", "json", "--no-cache", "-j", "1", "--fail-on", "never", cwd=str(tmp_path))
+    flag = next(f for f in json.loads(r.out)["findings"] if f["code"] == "DEV027")
+    assert flag["related"] == [{"path": "t.py", "line": 3, "col": 7, "message": flag["related"][0]["message"]}]
+    sarif = json.loads(run_cli("scan", "t.py", "--format", "sarif", "--no-cache", "-j", "1", "--fail-on", "never",
+                               cwd=str(tmp_path)).out)
+    (loc,) = next(x for x in sarif["runs"][0]["results"] if x["ruleId"] == "DEV027")["relatedLocations"]
+    assert loc["physicalLocation"]["region"] == {"startLine": 3, "startColumn": 8} and "properties" not in loc

@@ -102,7 +102,7 @@ class Finding:
     fix: Optional[Fix] = None
     cell: Optional[int] = None  # notebooks: 1-based code-cell number
     cell_line: Optional[int] = None  # notebooks: line inside that cell
-    related: Optional[list] = None  # other places that explain it: [{"path", "line", "col", "message"}] (cross-file findings)
+    related: Optional[list] = None  # other places that explain it: [{"path", "line", "col", "message"}] (cross-file findings; in a notebook also "cell", "line" in that cell)
     json_line: Optional[int] = None  # notebooks: the line of that source line inside the .ipynb JSON (SARIF regions)
     notes: list = field(default_factory=list)  # Note: what the fix policy did and why (never spliced into message)
 
@@ -124,6 +124,24 @@ class Finding:
                     n = Note(n.text, n.kind, line, cell)
             out.append(n)
         self.notes = out
+
+    def related_in_cells(self, cell_of, json_line=None) -> None:
+        """A notebook's related locations in that notebook in cell coordinates, as its notes
+        (:meth:`notes_in_cells`): ``cell`` the code cell, ``line`` the line in it, and, where
+        ``json_line(line)`` knows it, ``json_line`` that line's line in the ``.ipynb`` JSON (SARIF
+        regions).  Entries in other files are left as they are."""
+        out = []
+        for r in self.related or ():
+            line = r.get("line")
+            if r.get("path") == self.path and r.get("cell") is None and isinstance(line, int):
+                cell, cell_line = cell_of(line)
+                if cell is not None:
+                    r = dict(r, line=cell_line, cell=cell)
+                    at = json_line(line) if json_line is not None else None
+                    if at is not None:
+                        r["json_line"] = at
+            out.append(r)
+        self.related = out
 
     @property
     def full_message(self) -> str:

@@ -125,12 +125,7 @@ def render_sarif(findings: list[Finding], properties: Optional[dict] = None, *, 
             res["properties"]["cellLine"] = f.cell_line
             res["properties"]["cellColumn"] = f.col + 1
         if f.related:  # cross-file findings: the helper's findings, the constant's definition
-            res["relatedLocations"] = [
-                {"id": i, "physicalLocation": {"artifactLocation": {"uri": uri_path(r["path"]), "uriBaseId": "%SRCROOT%"},
-                                               "region": {"startLine": r["line"], "startColumn": r["col"] + 1}},
-                 "message": {"text": r["message"]}}
-                for i, r in enumerate(f.related)
-            ]
+            res["relatedLocations"] = [_related_location(i, r) for i, r in enumerate(f.related)]
         results.append(res)
     log = {
         "$schema": SARIF_SCHEMA,
@@ -148,6 +143,22 @@ def render_sarif(findings: list[Finding], properties: Optional[dict] = None, *, 
     if properties:
         log["runs"][0]["properties"] = properties
     return json_text(log) + "\n"
+
+
+def _related_location(i: int, r: dict) -> dict:
+    """A related location in SARIF; one in a notebook (``cell`` set) as the results there: its region at
+    the line of that source line inside the ``.ipynb`` JSON, cell and line in the cell in its properties."""
+    if r.get("cell") is not None:
+        at = r.get("json_line") or 1
+        region: dict = {"startLine": at, "endLine": at}
+    else:
+        region = {"startLine": r["line"], "startColumn": r["col"] + 1}
+    loc: dict[str, Any] = {"id": i, "physicalLocation": {"artifactLocation": {"uri": uri_path(r["path"]), "uriBaseId": "%SRCROOT%"},
+                                                         "region": region},
+                           "message": {"text": r["message"]}}
+    if r.get("cell") is not None:
+        loc["properties"] = {"cell": r["cell"], "cellLine": r["line"], "cellColumn": r["col"] + 1}
+    return loc
 
 
 CSV_HEADER = ("file", "cell", "start_line", "end_line", "code", "severity", "operation", "message")

@@ -562,6 +562,8 @@ def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:
             f.json_line = src.json_line(f.line)
             if f.notes:
                 f.notes_in_cells(src.cell_of)
+            if f.related:
+                f.related_in_cells(src.cell_of, src.json_line)
         out.append(f)
     out.sort(key=Finding.sort_key)
     return out
