@@ -31,7 +31,7 @@ from ascendify.semantic.extensions import built_modules, extension_objects
 from ascendify.semantic.imports import Resolver, name_lookup, norm, path_entry
 from ascendify.semantic.instances import method_ref
 from ascendify.semantic.noqa import noqa_map, suppresses
-from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS, int_device_severity
+from ascendify.semantic.torch_api import PROCESS_GROUP_CALLS
 
 _WORK_SEVERITIES = ("error", "silent")
 _NOT_PROJECT = frozenset({"torch", "torch_npu", "numpy", "os", "sys", "math", "re", "json", "time", "logging",
@@ -45,7 +45,8 @@ _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"abc", "ast", "g
 MAX_RELATED = 5
 """Work items a function's summary keeps (the worst first): as many as a finding shows."""
 MAX_MORE_SITES = 20
-"""Calls of an imported name after the first one in a file that a use records (a project check may report each)."""
+"""Calls of an imported name after the first one (in source order) in a file that a use records: the
+project checks report each call site (DEV026, EXT017), up to 1 + this many per name and file."""
 
 
 class _Roles:
@@ -440,7 +441,7 @@ def _noqa_entries(lines: list) -> list:
     return [[line, sorted(codes) if codes is not None else None] for line, codes in noqa_map(lines).items()]
 
 
-def _suppressed(summary: dict, line: int, code: str) -> bool:
+def suppressed(summary: dict, line: int, code: str) -> bool:
     """A ``# noqa`` on ``line`` of the summarised file hides ``code`` (a bare one hides every code)."""
     for entry in summary.get("noqa", ()):
         if isinstance(entry, list) and entry[0] == line:
@@ -480,10 +481,12 @@ def _uses(ctx, imports: dict, every_call: list, roots: list, inst_refs: Optional
     for n in every_call:
         inst = (inst_refs or {}).get(id(n))
         if inst is not None and not inst.startswith("."):
+            site = {"span": _span(ctx, n), "tok": _tok(ctx, n.func), "where": _where(ctx, n), "text": ctx.segment(n.func)[:80]}
             if inst not in seen:
-                seen[inst] = {"kind": "call", "ref": inst, "inst": 1, "span": _span(ctx, n), "tok": _tok(ctx, n.func),
-                              "text": ctx.segment(n.func)[:80], "where": _where(ctx, n)}
+                seen[inst] = {"kind": "call", "ref": inst, "inst": 1, **site}
                 out.append(seen[inst])
+            else:
+                seen[inst].setdefault("more", []).append(site)
             continue
         r = rooted.get(id(n))
         f = n.func
@@ -497,12 +500,13 @@ def _uses(ctx, imports: dict, every_call: list, roots: list, inst_refs: Optional
                 ref = _ref(mod, nm, lvl, r[1])
                 star = any(k.arg is None for k in n.keywords) or any(a.__class__ is ast.Starred for a in n.args)
                 kws = {k.arg: (bool(k.value.value) if k.value.__class__ is ast.Constant else None) for k in n.keywords if k.arg}
-                site = {"span": _span(ctx, n), "tok": _tok(ctx, n.func), "where": _where(ctx, n), "args": [len(n.args), kws, star]}
+                site = {"span": _span(ctx, n), "tok": _tok(ctx, n.func), "where": _where(ctx, n), "args": [len(n.args), kws, star],
+                        "text": ctx.segment(n.func)[:80]}
                 if ref not in seen:
-                    seen[ref] = {"kind": "call", "ref": ref, "text": ctx.segment(n.func)[:80], **site}
+                    seen[ref] = {"kind": "call", "ref": ref, **site}
                     out.append(seen[ref])
-                elif len(seen[ref].setdefault("more", [])) < MAX_MORE_SITES:
-                    seen[ref]["more"].append(site)  # later calls of the same name: only EXT017 reports each
+                else:
+                    seen[ref].setdefault("more", []).append(site)  # every call of the name: each is a place that breaks
         pos = PROCESS_GROUP_CALLS.get(ctx.call_name(n) or "") if name in ("init_process_group", "new_group") else None
         if pos is not None:
             val = None
@@ -527,7 +531,19 @@ def _uses(ctx, imports: dict, every_call: list, roots: list, inst_refs: Optional
                 if lvl or (mod or nm).split(".")[0] not in _NOT_PROJECT:
                     out.append({"kind": "device", "ref": _ref(mod, nm, lvl, rr[1]), "span": _span(ctx, a), "tok": _tok(ctx, a),
                                 "text": ctx.segment(a)[:80], "where": _where(ctx, a)})
+    for use in out:  # the calls of one name in source order (the walk is not): the first is the use, the next ones its `more`
+        more = use.pop("more", None)
+        if more:
+            sites = sorted([{k: use.pop(k) for k in _SITE_KEYS if k in use}] + more, key=lambda x: (x["tok"][0], x["tok"][1]))
+            use.update(sites[0])
+            for x in sites[1:]:
+                if x.get("text") == use["text"]:
+                    del x["text"]  # said once, in the use
+            use["more"] = sites[1:MAX_MORE_SITES + 1]
     return out
+
+
+_SITE_KEYS = ("span", "tok", "where", "args", "text")
 
 
 def _where(ctx, node: ast.AST) -> str:
@@ -766,6 +782,17 @@ class Reach:
         self.rel, self.summary, self.use = rel, summary, use
         self.target, self.member, self.target_summary, self.reexport = target, member, target_summary, reexport
 
+    def sites(self) -> list:
+        """Each call site of the use (the file's calls of that name, in source order; up to
+        1 + ``MAX_MORE_SITES``) as a use of its own, those in NPU-aware code left out."""
+        out = []
+        for x in [self.use] + list(self.use.get("more", ())):
+            site = {k: v for k, v in self.use.items() if k != "more"}
+            site.update(x if x is not self.use else {})
+            if site.get("where", "") != "skip":
+                out.append(site)
+        return out
+
 
 class Project:
     """The facts the summaries of a scan make together (``summaries``: rel path → summary; empty
@@ -793,7 +820,7 @@ class Project:
         reaches: list = []
         for rel, s in self.summaries.items():
             for use in s.get("uses", ()):
-                if use.get("where", "") == "skip":
+                if use.get("where", "") == "skip" and all(x.get("where", "") == "skip" for x in use.get("more", ())):
                     continue
                 t = index.target(use["ref"], rel)
                 if t is None or (t[0] not in self.summaries and t[0] not in index.builds):
@@ -819,7 +846,3 @@ class Project:
     def resolution(self, use: dict, rel: str, trel: str, member: str) -> dict:
         return resolution(self.index, use, rel, trel, member)
 
-
-def suppressed(summary: dict, line: int, code: str) -> bool:
-    """A ``# noqa`` on ``line`` of the summarised file hides ``code`` (a bare one hides every code)."""
-    return _suppressed(summary, line, code)
