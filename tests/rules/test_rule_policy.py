@@ -27,6 +27,7 @@ def test_the_data_gives_each_policy_to_the_rules_it_had():
     assert branch == {c for c in rules if c[:3] in ("DEV", "AMP", "DST", "MEM", "EXT")}  # as before the move
     assert {c for c, r in rules.items() if "library" in r.policy} == {c for c in rules if c.startswith("EXT")}
     assert {c for c, r in rules.items() if "keeps-import" in r.policy} == {"IMP001"}
+    assert {c for c, r in rules.items() if "selector" in r.policy} == {"DEV023", "DEV024"}  # impl == 'cuda' is no device
     assert rules["DTY001"].policy == () and rules["SYN001"].policy == ()  # no branch policy: reported wherever they are
 
 

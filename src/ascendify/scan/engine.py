@@ -316,13 +316,17 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
     linked = ctx.linked_nodes.append  # every node given a parent link: unlinked after the file (release_tree)
     calls = ctx.all_calls = []  # every Call, for the semantic model (call sites, uses): no second walk
     add_call = calls.append
-    Call, Name, Attribute = ast.Call, ast.Name, ast.Attribute
+    compares: list = []  # every Compare, for the model's implementation selectors (the policy step, after the walk)
+    add_compare = compares.append
+    Call, Name, Attribute, Compare = ast.Call, ast.Name, ast.Attribute, ast.Compare
     aliases = ctx.aliases
     while stack:
         node = pop()
         cls = node.__class__
         if cls is Call:
             add_call(node)
+        elif cls is Compare:
+            add_compare(node)
         fields = fields_of.get(cls)
         if fields is None:
             fields = fields_of[cls] = tuple(f for f in cls._fields if f not in _NON_NODE_FIELDS)
@@ -383,6 +387,7 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
                                 for code, fn in fns:
                                     ctx.current_code = code
                                     fn(node, ctx)
+    ctx.all_compares = compares  # complete only now: read after the walk (semantic.policy)
 
 
 def _problem_finding(problem: SourceProblem, rel_path: str, rules: dict) -> Finding:
@@ -530,6 +535,7 @@ def release_tree(ctx: "RuleContext") -> None:
     ctx.bindings = None
     ctx._states = {}
     ctx.all_calls = []
+    ctx.all_compares = None
 
 
 def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:

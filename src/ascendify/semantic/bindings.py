@@ -377,6 +377,21 @@ def parent(node: ast.AST) -> Optional[ast.AST]:
     return getattr(node, "_asc_parent", None)
 
 
+def param_default_of(node: ast.AST) -> Optional[str]:
+    """The parameter whose default is ``node`` (``def f(amp, device="cuda")`` → ``"device"``), or None."""
+    p = parent(node)
+    if not isinstance(p, ast.arguments):
+        return None
+    positional = p.posonlyargs + p.args
+    for arg, d in zip(positional[len(positional) - len(p.defaults):], p.defaults):
+        if d is node:
+            return arg.arg
+    for arg, d in zip(p.kwonlyargs, p.kw_defaults):
+        if d is node:
+            return arg.arg
+    return None
+
+
 def ancestors(node: ast.AST) -> Iterator[ast.AST]:
     """Parents of ``node``, nearest first."""
     p = getattr(node, "_asc_parent", None)

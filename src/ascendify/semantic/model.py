@@ -62,9 +62,12 @@ class SemanticModel:
         return self._calls.get(name, [])
 
     def impl_selectors(self) -> frozenset:
-        """Names whose string values pick an implementation, not a device (:mod:`ascendify.semantic.selectors`)."""
+        """Names whose string values pick an implementation, not a device (:mod:`ascendify.semantic.selectors`):
+        from the ``Compare`` nodes the engine's walk collected (``all_compares``, set when the walk is done),
+        else from a walk of the tree."""
         if self._selectors is None:
-            from ascendify.semantic.selectors import impl_selectors
+            from ascendify.semantic.selectors import impl_selectors, selectors_of
 
-            self._selectors = impl_selectors(self.tree)
+            compares = getattr(self.fctx, "all_compares", None)
+            self._selectors = selectors_of(compares) if compares is not None else impl_selectors(self.tree)
         return self._selectors

@@ -15,7 +15,10 @@ Applied to a file's findings after the walk (docs/fix-policy.md gives the reason
   applied to the guard or the body (the guard is left alone, and says why);
 * a ``"cuda"`` entry of a device-keyed dict gets an ``"npu"`` entry beside it
   (``--target npu``) instead of being rewritten;
-* a test's decorators (skip conditions, parameters) are left as written.
+* a test's decorators (skip conditions, parameters) are left as written;
+* a ``"cuda"`` that picks an implementation (``impl='cuda'``, ``impl == 'cuda'``:
+  :mod:`ascendify.semantic.selectors`) is no device: its finding is dropped, found
+  once per file from the comparisons the engine's walk collected.
 
 :func:`import_policy` then drops ``import torch_npu`` edits the target release
 does not need.
@@ -29,6 +32,7 @@ from typing import Optional
 from ascendify.diagnostics import Edit, Finding, Fix
 from ascendify.semantic.bindings import ancestors
 from ascendify.semantic.branches import library
+from ascendify.semantic.selectors import selector_use
 from ascendify.semantic.torch_api import autoloaded
 
 POLICIES = {
@@ -38,6 +42,9 @@ POLICIES = {
     "library": "the finding names a CUDA-only library and its Ascend alternative itself (no intent or dead-code note), "
                "and under a CUDA-only guard it holds the guard's fix back whatever its severity",
     "keeps-import": "the `import torch_npu` its fix adds stays whatever the target release (the file names torch_npu)",
+    "selector": "no finding where the \"cuda\" picks an implementation, not a device: an implementation selector's value "
+                "(`impl='cuda'`, `assert impl in ['ref', 'cuda']`), its test (`impl == 'cuda'`) and a device test in one "
+                "`and` with that test (the CUDA implementation's own guard)",
 }
 """Policy name → what it does to a rule's findings.  Which rules a policy applies to is rule data: the
 ``policy`` list of a rule in ``rules/data/*.toml`` (or of its file), read through the rule registry and
@@ -51,8 +58,23 @@ def has_policy(rules: dict, code: str, name: str) -> bool:
 
 
 def needs_policy(findings: list, rules: dict) -> bool:
-    """Some finding has the branch policy (:func:`apply_policy` has work to do)."""
-    return any(has_policy(rules, f.code, "branch") for f in findings)
+    """Some finding has the branch or the selector policy (:func:`apply_policy` has work to do)."""
+    return any(has_policy(rules, f.code, "branch") or has_policy(rules, f.code, "selector") for f in findings)
+
+
+def drop_selectors(findings: list, ctx) -> list:
+    """``findings`` without those of the selector policy at an implementation selector's ``"cuda"`` or test
+    (:func:`ascendify.semantic.selectors.selector_use`).  The selectors are found once, after the walk, from
+    the comparisons it collected, and only in a file that has such a finding."""
+    rules, nodes = ctx.rules, ctx.finding_nodes
+    marked = [f for f in findings if has_policy(rules, f.code, "selector") and id(f) in nodes]
+    if not marked:
+        return findings
+    sel = ctx.model.impl_selectors()
+    if not sel:
+        return findings
+    drop = {id(f) for f in marked if selector_use(nodes[id(f)], sel)}
+    return [f for f in findings if id(f) not in drop] if drop else findings
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:
@@ -123,6 +145,7 @@ def _table_entry_for_npu(ctx, node: ast.AST) -> Optional[Fix]:
 def apply_policy(findings: list, ctx) -> list:
     """The findings of one file (``ctx``: its RuleContext after the walk) after the branch policy
     (see the module docstring)."""
+    findings = drop_selectors(findings, ctx)
     nodes, model, rules = ctx.finding_nodes, ctx.model, ctx.rules
     out: list = []
     groups: dict = {}  # id(origin) -> (origin, [body findings])

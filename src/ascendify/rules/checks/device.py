@@ -19,10 +19,9 @@ from typing import Optional
 from ascendify.rules.checks import agnostic as agn
 from ascendify.rules.checks._util import fix, is_cuda_device_string, kwarg, method_call, torch_root
 from ascendify.rules.registry import check
-from ascendify.semantic.bindings import ancestors, parent
+from ascendify.semantic.bindings import ancestors, param_default_of, parent
 from ascendify.semantic import devices as dv
 from ascendify.semantic.branches import block_of, npu_word
-from ascendify.semantic.selectors import subject_name
 from ascendify.semantic.policy import TABLE_OPERATION
 from ascendify.semantic.torch_api import int_device_severity
 
@@ -798,8 +797,6 @@ def device_type_test(node, ctx) -> None:
         lits = node.args
         if not (isinstance(lits[0], ast.Constant) and lits[0].value == "cuda") or handles_npu(node, ctx):
             return
-    if _selector_test(node, ctx):
-        return  # impl == 'cuda', or the device test that goes with it: CUDA-only by intent
     target = ctx.settings.target
     if target != "npu":
         ctx.report(node, _agnostic_device_test(node, lits, ctx))
@@ -817,45 +814,6 @@ def device_type_test(node, ctx) -> None:
             break
         edits.extend(e)
     ctx.report(node, fix(*edits, operation="test for the target device type") if edits else None)
-
-
-def _selector_literal(node, ctx) -> bool:
-    """A "cuda" that picks an implementation, not a device: the default, keyword value, assigned value or
-    compared value of an implementation selector (stylegan2-ada's ``impl='cuda'``, ``assert impl in
-    ['ref', 'cuda']``; :mod:`ascendify.semantic.selectors`)."""
-    if node.__class__ is not ast.Constant:
-        return False
-    sel = ctx.model.impl_selectors()
-    if not sel:
-        return False
-    p = parent(node)
-    if isinstance(p, (ast.List, ast.Tuple, ast.Set)):
-        node, p = p, parent(p)
-    if isinstance(p, ast.keyword):
-        return p.arg in sel
-    if isinstance(p, ast.arguments):
-        return param_default_of(node) in sel
-    if isinstance(p, ast.Compare):
-        return any(subject_name(x) in sel for x in [p.left, *p.comparators] if x is not node)
-    if isinstance(p, ast.Assign):
-        return any(subject_name(t) in sel for t in p.targets)
-    return False
-
-
-def _selector_test(node, ctx) -> bool:
-    """``impl == 'cuda'`` (a selector's test), or a device test in one ``and`` with it
-    (``impl == 'cuda' and x.device.type == 'cuda' and _init()``: the CUDA implementation's own
-    guard; an Ascend host takes the other implementation, as the original does)."""
-    sel = ctx.model.impl_selectors()
-    if not sel:
-        return False
-    if isinstance(node, ast.Compare) and any(subject_name(x) in sel for x in [node.left, *node.comparators]):
-        return True
-    p = parent(node)
-    if isinstance(p, ast.BoolOp) and isinstance(p.op, ast.And):
-        return any(v is not node and isinstance(v, ast.Compare) and any(subject_name(x) in sel for x in [v.left, *v.comparators])
-                   for v in p.values)
-    return False
 
 
 def _tests_data(node, lits, ctx) -> bool:
@@ -943,8 +901,6 @@ def cuda_device_string(node, ctx) -> None:
             return
     elif not cuda_literal(node):
         return
-    if _selector_literal(node, ctx):
-        return  # impl='cuda': the project's CUDA implementation by name, not a device
     owner = literal_owner(node, ctx)
     if owner == "DEV024":  # a table of device types: add "npu" beside "cuda"
         seq = parent(node)
@@ -959,21 +915,6 @@ def cuda_device_string(node, ctx) -> None:
 
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})
-
-
-def param_default_of(node: ast.AST) -> Optional[str]:
-    """The parameter whose default is ``node`` (``def f(amp, device="cuda")`` → ``"device"``), or None."""
-    p = parent(node)
-    if not isinstance(p, ast.arguments):
-        return None
-    positional = p.posonlyargs + p.args
-    for arg, d in zip(positional[len(positional) - len(p.defaults):], p.defaults):
-        if d is node:
-            return arg.arg
-    for arg, d in zip(p.kwonlyargs, p.kw_defaults):
-        if d is node:
-            return arg.arg
-    return None
 
 
 def _reaches_device_sink(node: ast.AST, ctx) -> bool:
