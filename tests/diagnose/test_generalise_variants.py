@@ -134,3 +134,85 @@ def test_ascend_transfer_engine_failure_names_the_store_url(tmp_path):
     f = top_finding(tmp_path, log)
     assert f.id == "ascend-transfer-engine-init"
     assert "ASCEND_MF_STORE_URL" in f.cause and "export ASCEND_MF_STORE_URL=tcp://" in f.fix
+
+
+# ---------------------------------------------------------------- one-line Python messages of mismatched packages
+
+def test_unexpected_keyword_is_a_plugin_framework_version_mismatch(tmp_path):
+    f = top_finding(tmp_path, "TypeError: NPUModelRunner.execute_model() got an unexpected keyword argument 'scheduler_hint'\n")
+    assert f.id == "python-call-signature-mismatch" and f.key == "scheduler_hint"
+    assert "version mismatch" in f.cause and "upgrade vllm-ascend to the release matching the installed vLLM" in f.fix
+
+
+def test_missing_required_arguments_and_a_binding_that_rejects_a_keyword(tmp_path):
+    f = top_finding(tmp_path, "TypeError: AscendSampler.forward() missing 3 required positional arguments: 'a', 'b' and 'c'\n")
+    assert f.id == "python-call-signature-mismatch" and not f.key
+    g = top_finding(tmp_path, "Unknown keyword argument 'beta_scale' for operator npu_fused_gate\n", "b.log")
+    assert g.id == "python-call-signature-mismatch" and g.key == "beta_scale"
+
+
+def test_a_module_of_a_framework_without_the_name_split_over_two_lines(tmp_path):
+    log = "  AttributeError: module 'vllm.distributed.parallel_state'\n  has no attribute 'get_dcp_group'\n"
+    f = top_finding(tmp_path, log)
+    assert f.id == "python-module-attribute-missing" and f.key == "vllm.distributed.parallel_state"
+    assert "version mismatch" in f.cause
+    # torch_npu's own missing attributes keep their entry
+    assert top_finding(tmp_path, "AttributeError: module 'torch_npu' has no attribute 'npu_geglu'\n", "n.log").id \
+        == "torch-npu-missing-attribute"
+
+
+def test_no_kernel_for_quantized_tensors_on_the_device(tmp_path):
+    log = "NotImplementedError: Could not run 'aten::reshape' with arguments from the 'QuantizedPrivateUse1' backend.\n"
+    f = top_finding(tmp_path, log)
+    assert f.id == "aten-op-no-kernel-for-backend" and f.key == "aten::reshape"
+    assert "quantized" in f.cause and "dequantize" in f.fix
+
+
+def test_mte_address_out_of_range_is_an_out_of_bounds_kernel_access(tmp_path):
+    f = top_finding(tmp_path, "[ERROR] kernel add_tail_kernel: the DDR address of the MTE instruction is out of range\n")
+    assert f.id == "mte-address-out-of-range"
+    assert "out-of-bounds" in f.cause and "mask" in f.fix and "triton-ascend" in f.fix
+
+
+def test_acl_code_after_error_code_without_is(tmp_path):
+    f = top_finding(tmp_path, "RuntimeError: aclrtMemcpyAsync failed, error code 100000\n")
+    assert f.id == "acl-100000"
+    assert "null" in f.cause and "torch.zeros" in f.fix  # the memcpy reading leads
+
+
+def test_divisibility_and_visible_device_reasons_in_plain_words(tmp_path):
+    f = top_finding(tmp_path, "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (6).\n")
+    assert "exact multiple" in f.cause and "divisor" in f.fix
+    g = top_finding(tmp_path, "EE1001: [PID: 9] 2026-01-01-00:00:00.000.000 The argument is invalid.Reason: Set visible device "
+                              "failed, invalid device=6, input visible devices:0,1\n", "v.log")
+    assert "ASCEND_RT_VISIBLE_DEVICES" in g.cause and "renumbered from 0" in g.cause
+
+
+def test_reason_text_without_the_inner_code_prefix(tmp_path):
+    from ascendify.diagnose import reason
+    line = "(EngineCore pid=7) EZ9999[PID: 7] 2026-01-01-00:00:00.000.000 (EZ9999):  the window is too SMALL for 8 experts"
+    assert reason.extract(line) == "the window is too SMALL for 8 experts"
+
+
+def test_graph_mode_that_does_not_support_the_model_leads_with_eager(tmp_path):
+    f = top_finding(tmp_path, "NotImplementedError: aclgraph does not support sliding-window models yet; use eager mode\n")
+    assert "not supported in the framework's graph mode" in f.cause
+    assert f.fix.startswith("Run in eager mode (--enforce-eager")
+
+
+def test_drvretcode_62_is_not_the_out_of_memory_code_6(tmp_path):
+    log = ("[ERROR] RUNTIME(9,python3):2026-04-02-11:39:56.553.432 [npu_driver_mem.cc:1754]9 MemGetInfo:[drv api] "
+           "halMemGetInfo failed: device_id=0, drvRetCode=62!\n")
+    assert all(f.id != "cann-oom" for f in diagnose_text(tmp_path, log).findings)
+    oom = "[ERROR] DRV(9,python3):2026-04-02-11:39:56.553.432 halMemAlloc failed: drvRetCode=6\n"
+    assert diagnose_text(tmp_path, oom, "oom.log").findings[0].id == "cann-oom"
+
+
+def test_an_explicit_reason_field_leads_the_block(tmp_path):
+    log = ("RuntimeError: initDevice:Module.cpp:207 NPU function error: aclrtGetDeviceInfo(deviceid, ATTR, &v), error code is 507899\n"
+           "EE9999: Inner Error!\n"
+           "EE9999[PID: 7] 2026-04-01-18:09:19.810.555 (EE9999): rtsDeviceGetInfo execution failed, reason=the device "
+           "attribute query is not supported on this chip[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]\n")
+    f = top_finding(tmp_path, log)
+    assert f.reason == "the device attribute query is not supported on this chip"
+    assert "the device attribute query is not supported on this chip" in f.title

@@ -191,6 +191,44 @@ class Finding:
         }
 
 
+BOILERPLATE_MESSAGES = (
+    "TypeError: 'NoneType' object is not subscriptable", "TypeError: 'NoneType' object is not iterable",
+    "TypeError: 'NoneType' object is not callable", "AttributeError: 'NoneType' object has no attribute",
+    "TypeError: '>=' not supported between instances of 'NoneType' and 'tuple' int float str list dict",
+    "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'",
+    "TypeError: f() got an unexpected keyword argument", "TypeError: f() missing 1 required positional argument",
+    "TypeError: f() takes 2 positional arguments but 3 were given", "KeyError IndexError: list index out of range",
+    "ValueError: too many values to unpack (expected 2)", "ValueError: not enough values to unpack",
+    "RuntimeError: The size of tensor a must match the size of tensor b at non-singleton dimension 0",
+    "RuntimeError: shape is invalid for input of size", "RuntimeError: mat1 and mat2 shapes cannot be multiplied",
+    "RuntimeError: expected scalar type Float but found Half", "AssertionError AssertionError: assert",
+    # CANN's message frame: error-manager tails, inner-error and asynchronous-stack notes, plog headers
+    "EZ9999: Inner Error! TraceBack (most recent call last): [FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]",
+    "[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148] call rtFoo failed, runtime result = 507899. ret is -1",
+    "[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53] execution failed, reason=",
+    "The Inner error is reported as above. The process exits for this inner error, and the current working operator "
+    "name is Foo. Since the operator is called asynchronously, the stacktrace may be inaccurate. If you want to get the "
+    "accurate stacktrace, please set the environment variable ASCEND_LAUNCH_BLOCKING=1.",
+    "Rectify the fault based on the error information in the ascend log. [ERROR] RUNTIME(1,python3) [task.cc:1] "
+    "(PID:1, Device:0, RankID:-1) ERR00100 PTA call acl api failed NPU function error: c10_npu compiler_depend.ts",
+)
+"""Standard Python / PyTorch messages: their words say which kind of error happened, not which issue (a known issue
+matched by these words alone, ``NoneType``, ``subscriptable``, ``non-singleton dimension``, is not attached)."""
+_BOILERPLATE_WORDS: Optional[frozenset] = None
+BOILERPLATE_MIN = 2
+"""Terms beyond the boilerplate a known-issue match must share with the log."""
+
+
+def _boilerplate_only(m) -> bool:
+    """The match shares fewer than :data:`BOILERPLATE_MIN` terms with the log that are not words of a standard
+    Python / PyTorch error message (:data:`BOILERPLATE_MESSAGES`) or of any error line."""
+    global _BOILERPLATE_WORDS
+    if _BOILERPLATE_WORDS is None:
+        _BOILERPLATE_WORDS = frozenset(ki_mod.tokens(" ".join(BOILERPLATE_MESSAGES))) | _GENERIC_TOKENS
+    rest = [t for t in m.terms if t not in _BOILERPLATE_WORDS and not t.endswith("error")]
+    return len(rest) < BOILERPLATE_MIN
+
+
 def _absorb(into: Finding, f: Finding) -> None:
     """``f``'s lines counted under ``into`` (evidence up to EVIDENCE_MAX, ranks, first time, exception, frame)."""
     into.count += f.count
@@ -478,6 +516,7 @@ class Aggregator:
         catalogued cause matched is that entry's own message (evidence only)."""
         out, seen = [], set()
         strong_first = None
+        explicit_first = None  # a reason given in a field of its own (Reason:, reason=) beats the text around it
         has_code = any(t.code or t.role == "wrapper" for _h, ts in per_hit for t in ts) or any(h.reason for h, _ in per_hit)
         for h, ts in per_hit:
             if h.reason and h.reason not in seen:
@@ -487,6 +526,8 @@ class Aggregator:
                 out.append((h, h.reason))
                 if strong_first is None and (not explained or reason_mod.explicit(h.text)):
                     strong_first = len(out) - 1
+                if explicit_first is None and reason_mod.explicit(h.text) and not explained:
+                    explicit_first = len(out) - 1
         if has_code:
             for h, _ts in per_hit:
                 if h.exc is not None:
@@ -496,6 +537,8 @@ class Aggregator:
                         out.append((h, r))
                         if strong_first is None and reason_mod.explicit(h.exc.message):
                             strong_first = len(out) - 1
+        if explicit_first is not None and strong_first is not None:
+            strong_first = explicit_first
         if strong_first:
             out.insert(0, out.pop(strong_first))
         return out[:8], strong_first is not None
@@ -823,8 +866,10 @@ class Aggregator:
             self._flush(key)
         self._resolve_chains()
         self._merge_unkeyed()
-        if self.bare and not any(f.severity == "error" for f in self.findings.values()):
-            for h in self.bare:  # a pasted exception line is all there is
+        if self.bare and not any(f.severity == "error" and f.role != "wrapper" for f in self.findings.values()):
+            # a pasted exception line is all there is, or all else is a wrapper (ERR99999 printed after the exception
+            # of a traceback cut above its header): the exception's own message is the cause, ahead of the wrapper
+            for h in self.bare:
                 f = self.findings[self._add_exception(h)]
                 f.base_confidence = min(f.base_confidence, 0.35)
         self._add_mismatch()
@@ -931,6 +976,8 @@ class Aggregator:
             m = self._log_match(idx, fw) if idx.records else None
         except (OSError, ValueError):
             m = None
+        if m is not None and _boilerplate_only(m):
+            m = None
         first = next((h for h in loud if reason_mod.extract(h.text)), loud[0])
         text = reason_mod.extract(first.text) or " ".join(first.text.split())[:300]
         if m is not None:
@@ -982,14 +1029,15 @@ class Aggregator:
             if f.exception:
                 q.append(f"{f.exception['type']}: {f.exception['message']}")
             m = idx.best([x for x in q if x], framework=fw, codes=self.log_codes)
-            if m is not None and not self._only_own_line(f, m) and not self._misses_reason(f, m):
+            if m is not None and not self._only_own_line(f, m) and not self._misses_reason(f, m) \
+                    and not _boilerplate_only(m):
                 self._attach(f, m, versions)
                 matched = True
         weak = [f for f in errors if f.generic or f.role == "wrapper" or f.family in ("reason", "python")]
         if not matched and errors and len(weak) == len(errors):
             # no specific finding and none matched by its own lines: the log's lines as a whole, for the first finding
             m = self._log_match(idx, fw)
-            if m is not None:
+            if m is not None and not _boilerplate_only(m):
                 self._attach(errors[0], m, versions)
 
     def _only_own_line(self, f: Finding, m) -> bool:
@@ -1019,11 +1067,12 @@ class Aggregator:
 
     @staticmethod
     def _phrase_explained(f: Finding) -> bool:
-        """A leading message-phrase rule (data/reasons.toml) matched the finding's own words."""
+        """A leading message-phrase rule (data/reasons.toml) or framework setting (data/frameworks.toml: the port
+        taken, vLLM's memory headroom) matched the finding: a loose thread match follows it instead of leading."""
         if not f.settings:
             return False
         by_id = {s.id: s for s in fw_mod.load()}
-        return any(by_id[i].lead and by_id[i].regex is not None for i in f.settings if i in by_id)
+        return any(by_id[i].lead for i in f.settings if i in by_id)
 
     def _attach(self, f: Finding, m, versions: dict) -> None:
         rec = m.record

@@ -28,6 +28,8 @@ _PREFIX = [
     re.compile(r"^\s*\[?[A-Z_]{2,12}\(\d{1,8},[^)]{0,60}\):\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d(?:\.\d{1,3}){0,2}\]?\s*"
                r"(?:\[[^\]]{1,80}\])?\s*(?:\d{1,8}\s+)?(?:[A-Za-z_][\w:~]{0,80}[:\]]\s)?"),  # plog: MODULE(pid,proc):time [file.cc:12]tid func: (MindSpore: "func] ")
     re.compile(r"^\s*(?:E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]\s*"),
+    re.compile(r"^\s*E[0-9A-Z][0-9]{4}\s*(?=\[PID:)"),  # "EZ9999[PID: n] <time> (EZ9999): <text>"
+    re.compile(r"^\s*\(E[0-9A-Z][0-9]{4}\)\s*[:：]\s*"),
     re.compile(r"^\s*\[PID:\s*\d{1,9}\]\s*"),
     re.compile(r"^\s*\d{4}-\d\d-\d\d[- ]\d\d:\d\d:\d\d(?:[.,:]\d{1,6}){0,3}\s*"),
     re.compile(r"^\s*\(PID:\d{1,9}, Device:-?\d{1,4}, RankID:-?\d{1,6}\)\s*"),
@@ -35,7 +37,7 @@ _PREFIX = [
 _TAIL = re.compile(r"\s*(?:\[(?:FUNC|FILE|LINE|THREAD|PID)\s*:[^\]]{0,200}\]\s*)+\.?\s*$")
 _TAIL_ANY = re.compile(r"\[(?:FUNC|FILE|LINE|THREAD)\s*:[^\]]{0,200}\]")
 _SUFFIX_PTA = re.compile(r"\s*\[ERROR\]\s*\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d.{0,80}ERR\d{5}.*$")
-_REASON = re.compile(r"(?:\bReason\s*[:：]|\breason is\b[:：]?|\breason\s*[:：])\s*(.+)", re.IGNORECASE)
+_REASON = re.compile(r"(?:\bReason\s*[:：]|\breason is\b[:：]?|\breason\s*[:：=])\s*(.+)", re.IGNORECASE)
 _CODE_AT = re.compile(r"(?:^|\s)(E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]")
 
 GENERIC = (

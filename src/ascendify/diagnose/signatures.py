@@ -46,7 +46,7 @@ A code right after a literal ``\\n`` / ``\\t`` counts too (error text pasted as 
 ERR_RE = re.compile(r"\bERR(\d{2})(\d{3})\b(?: (\w+))?")
 ALL_CODES = "*"
 """``codes = ["*"]``: the signature explains every code on its line (no generic code finding for them)."""
-ACL_RE = re.compile(r"(?:error code is|error no is|error code:|runtime result ?= ?|ret ?= ?|retCode ?= ?|errno ?= ?) ?(\d{6})\b")
+ACL_RE = re.compile(r"(?:error code is|error no is|error code:|error code(?= \d{6}\b)|runtime result ?= ?|ret ?= ?|retCode ?= ?|errno ?= ?) ?(\d{6})\b")
 
 
 @dataclass(frozen=True)
