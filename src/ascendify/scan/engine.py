@@ -315,6 +315,7 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
     by_key = by_key or {}
     linked = ctx.linked_nodes.append  # every node given a parent link: unlinked after the file (release_tree)
     calls = ctx.all_calls = []  # every Call, for the semantic model (call sites, uses): no second walk
+    ctx.walk_done = False  # all_calls is complete only at the end (SemanticModel.calls_of reads it then)
     add_call = calls.append
     compares: list = []  # every Compare, for the model's implementation selectors (the policy step, after the walk)
     add_compare = compares.append
@@ -388,6 +389,7 @@ def _walk(tree: ast.AST, by_type: dict, ctx: "RuleContext", by_key: Optional[dic
                                     ctx.current_code = code
                                     fn(node, ctx)
     ctx.all_compares = compares  # complete only now: read after the walk (semantic.policy)
+    ctx.walk_done = True
 
 
 def _problem_finding(problem: SourceProblem, rel_path: str, rules: dict) -> Finding:
@@ -536,6 +538,7 @@ def release_tree(ctx: "RuleContext") -> None:
     ctx._states = {}
     ctx.all_calls = []
     ctx.all_compares = None
+    ctx.walk_done = False
 
 
 def _analyze(ctx, tree, src, rel_path, settings, dispatch, summary_out) -> list:

@@ -50,7 +50,9 @@ class SemanticModel:
         """Calls in this file of a function or method named ``name`` (``f(...)``, ``self.f(...)``, ``obj.f(...)``)."""
         if self._calls is None:
             calls: dict = {}
-            every = getattr(self.fctx, "all_calls", None)
+            # the engine's list of calls only once its walk is done: asked mid-walk (a check at a node
+            # before the file's last call), a cached partial list would miss the calls not visited yet
+            every = getattr(self.fctx, "all_calls", None) if getattr(self.fctx, "walk_done", False) else None
             for n in every if every is not None else ast.walk(self.tree):
                 if n.__class__ is ast.Call:
                     f = n.func
