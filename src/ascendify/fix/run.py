@@ -425,7 +425,8 @@ def _fix_file(job: tuple) -> _FileFix:
     out.changes = [_change_row(f, lines.of(f.line, k)) for f, k in passes.applied]
     out.applied = [f for f, _ in passes.applied]
     # the lines a remaining finding can be on: the file's own, and its call sites (the project pass's)
-    needed = {f.line for f in passes.remaining} | {u["tok"][0] for u in (passes.summary or {}).get("uses", ())}
+    needed = {f.line for f in passes.remaining} | {x["tok"][0] for u in (passes.summary or {}).get("uses", ())
+                                                   for x in [u] + u.get("more", [])}
     out.final_lines = {n: lines.of(n, last) for n in needed}
     out.summary = passes.summary
     out.texts = (src.text, text)

@@ -37,66 +37,75 @@ def helper_in_another_module(ctx) -> list:
     """DEV026 at each call of a project helper in another module that reaches CUDA/NCCL work."""
     p = ctx.project
     settings, findings = ctx.settings, ctx.findings
-    rule = ctx.rules["DEV026"]
     ext_codes = _builds_cuda(ctx.rules)
     bound: dict = {}  # rel -> (line, name, build): a file that imports a built CUDA extension unconditionally
     out: list = []
     for r in p.reaches:
-        use = r.use
-        if use["kind"] != "call" or r.reexport is not None:
+        if r.use["kind"] != "call" or r.reexport is not None:
             continue
         rel, s, trel, member = r.rel, r.summary, r.target, r.member
-        where = use.get("where", "")
-        line, col = use["tok"]
-        sp = use["span"]
-        if trel == rel or not ctx.enabled("DEV026", rel, s, line):
+        if trel == rel:
             continue
         # a helper called from many modules is a library utility, not a step of a script: its own
         # findings say what to fix, and a finding at each of hundreds of call sites would be noise
         t = (trel, member)
         if len(p.callers.get(t, ())) > MAX_CALLING_MODULES:
             continue
+        sites = r.sites()  # each call of the helper in this file is a place that breaks: one finding per call
         if trel in p.index.builds:  # _C.nms(...): straight into a module a CUDAExtension builds
             brel, item, _name = p.index.builds[trel]
             items = [(brel, item)]
-            root = use.get("text", "").split(".")[0]
-            top = s.get("top_imports") or {}
-            if root in top and not where.startswith("dead:"):
-                bound.setdefault(rel, (top[root], root, f"{brel}:{item[1]}"))
         else:  # (Class.method of an instance is the method's own work: never the class's __init__)
             items = p.work.get(t) or []
         if not items:
             continue
-        sev = max((w[3] for _r, w in items), key=severity_rank)
-        first_rel, first = next((r_, w) for r_, w in items if w[3] == sev)
-        outcome = "fails there" if sev == "error" else "is silently wrong there"
-        if first[0] in ext_codes:  # the project's own CUDA code: nothing to rename, a kernel to replace
-            msg = (f"`{use['text']}()` runs CUDA code the project builds ({first[0]} at {first_rel}:{first[1]} — {p.text_of(first_rel, first)})"
-                   f"; on an Ascend host this step fails: use a pure-PyTorch fallback there, or write an Ascend C / torch_npu replacement")
-        else:
-            msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {p.text_of(first_rel, first)}"
-                   f"; on an Ascend host this step {outcome} (fix it in {first_rel})")
-        dead = where.startswith("dead:")
-        if dead:
-            sev = "info"
-        f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
-        if dead and all(w[0] in ext_codes for _r, w in items):  # `if x.is_cuda: fused_act(x) else: ref(x)`
-            at = f"{first_rel}:{first[1]}"
-            f.note(f"CUDA-only by intent: the CUDA-only test at line {where[5:]} picks the other branch on an Ascend host", "intent", int(where[5:]))
-            _hold_guard(findings, rel, int(where[5:]), use["text"], at)
-        elif dead:
-            f.note(f"dead code on an Ascend host: under the CUDA-only test at line {where[5:]}", "dead", int(where[5:]))
+        sev0 = max((w[3] for _r, w in items), key=severity_rank)
+        first_rel, first = next((r_, w) for r_, w in items if w[3] == sev0)
         # "cause": the call site's finding is there because of that work, and `ascendify fix` fixes all of
         # it (also what the list leaves out): the finding goes with those fixes (scan's plan counts it so)
         lvl = p.fix_level.get(t, "")
         settles = lvl == "safe" or (lvl == "unsafe" and bool(getattr(settings, "unsafe_fixes", False)))
-        f.related = [{"path": r_, "line": w[1], "col": w[2], "code": w[0], "message": f"{w[0]}: {p.text_of(r_, w)}", "cause": settles}
-                     for r_, w in items]
-        f.related.append(p.resolution(use, rel, trel, member))
-        out.append(f)
+        for use in sites:
+            line, col = use["tok"]
+            if not ctx.enabled("DEV026", rel, s, line):
+                continue
+            if trel in p.index.builds:
+                root, top = use.get("text", "").split(".")[0], s.get("top_imports") or {}
+                if root in top and not use.get("where", "").startswith("dead:"):
+                    bound.setdefault(rel, (top[root], root, f"{first_rel}:{first[1]}"))
+            out.append(_helper_call(ctx, use, rel, trel, member, items, sev0, first_rel, first, settles, ext_codes))
     for rel, (line, name, at) in bound.items():
         _hold_file(findings, rel, line, name, at)
     return out
+
+
+def _helper_call(ctx, use: dict, rel: str, trel: str, member: str, items: list, sev: str, first_rel: str, first: list,
+                 settles: bool, ext_codes: frozenset) -> Finding:
+    """The DEV026 at one call site ``use`` of a helper whose work is ``items`` (the worst, ``first``, named)."""
+    p, rule, where = ctx.project, ctx.rules["DEV026"], use.get("where", "")
+    line, col = use["tok"]
+    sp = use["span"]
+    outcome = "fails there" if sev == "error" else "is silently wrong there"
+    if first[0] in ext_codes:  # the project's own CUDA code: nothing to rename, a kernel to replace
+        msg = (f"`{use['text']}()` runs CUDA code the project builds ({first[0]} at {first_rel}:{first[1]} — {p.text_of(first_rel, first)})"
+               f"; on an Ascend host this step fails: use a pure-PyTorch fallback there, or write an Ascend C / torch_npu replacement")
+    else:
+        msg = (f"`{use['text']}()` runs CUDA/NCCL code in {first_rel}: {first[0]} at line {first[1]} — {p.text_of(first_rel, first)}"
+               f"; on an Ascend host this step {outcome} (fix it in {first_rel})")
+    dead = where.startswith("dead:")
+    if dead:
+        sev = "info"
+    f = Finding("DEV026", msg, rel, line, col, sp[2], sp[3], sev, rule.category)
+    if dead and all(w[0] in ext_codes for _r, w in items):  # `if x.is_cuda: fused_act(x) else: ref(x)`
+        at = f"{first_rel}:{first[1]}"
+        f.note(f"CUDA-only by intent: the CUDA-only test at line {where[5:]} picks the other branch on an Ascend host", "intent", int(where[5:]))
+        _hold_guard(ctx.findings, rel, int(where[5:]), use["text"], at)
+    elif dead:
+        f.note(f"dead code on an Ascend host: under the CUDA-only test at line {where[5:]}", "dead", int(where[5:]))
+    f.related = [{"path": r_, "line": w[1], "col": w[2], "code": w[0], "message": f"{w[0]}: {p.text_of(r_, w)}", "cause": settles}
+                 for r_, w in items]
+    f.related.append(p.resolution(use, rel, trel, member))
+    return f
 
 
 def _hold_guard(findings: Optional[list], rel: str, line: int, text: str, at: str) -> None:
@@ -186,10 +195,8 @@ def library_helper_through_module(ctx) -> list:
     for r in ctx.project.reaches:
         if r.reexport is None:
             continue
-        for site in [r.use] + r.use.get("more", []):
-            if site.get("where") == "skip":
-                continue
-            f = _reexport_call({**r.use, **site}, r.rel, r.target, r.reexport, ctx.settings, ctx.rules, r.summary)
+        for site in r.sites():
+            f = _reexport_call(site, r.rel, r.target, r.reexport, ctx.settings, ctx.rules, r.summary)
             if f is not None:
                 out.append(f)
     return out
