@@ -86,6 +86,7 @@ class _Passes:
     text: str
     applied: list  # (finding, k): the finding's positions are lines of texts[k]
     texts: list  # texts[0] = the source, texts[k] = the text after pass k
+    maps: list  # maps[k]: line of texts[k] -> line of texts[k + 1] (from the replacements of pass k + 1)
     remaining: list
     unsafe: int
     error: Optional[str]
@@ -95,13 +96,15 @@ class _Passes:
 def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, rel: str, dispatch=None) -> _Passes:
     text = src.text
     texts = [text]
+    maps: list = []
     applied_all: list = []
+    tree = None
     current = findings
     held = _held(findings, text)
     error = None
     summary: Optional[dict] = None
     for k in range(MAX_PASSES):
-        outcome = apply_fixes(replace(src, text=text), current, settings.unsafe_fixes)
+        outcome = apply_fixes(replace(src, text=text), current, settings.unsafe_fixes, tree)
         if outcome.error:
             error = outcome.error
             break
@@ -110,6 +113,7 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
         applied_all.extend((f, k) for f in outcome.applied)
         text = final_eol(text, outcome.text)
         texts.append(text)
+        maps.append(outcome.source_map.lines())  # final_eol only puts back the last line's ending
         out: list = []
         tree = outcome.tree if text == outcome.text else None  # the fix's own check parsed it: not twice
         current = analyze_source(replace(src, text=text), rel, settings, dispatch, out, tree=tree)
@@ -120,7 +124,7 @@ def _fix_passes(src: SourceFile, findings: list[Finding], settings: Settings, re
     # (it conflicted, its edit found no place, or it needs --unsafe-fixes), and is never counted as done
     remaining = current
     unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
-    return _Passes(text, applied_all, texts, remaining, unsafe, error, summary)
+    return _Passes(text, applied_all, texts, maps, remaining, unsafe, error, summary)
 
 
 def _line_key(f: Finding, text: str) -> tuple:
@@ -166,52 +170,42 @@ def _lines(text: str) -> list[str]:
     return parts
 
 
-def _align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """Pairs (i, j) of lines of a replaced block that are the same code changed:
-    in order, each ``a`` line with the most similar ``b`` line still free (ratio >= 0.5)."""
-    if len(a) * len(b) > 10000:
-        return [(k, k) for k in range(min(len(a), len(b)))]
-    pairs = []
-    j0 = 0
-    for i, line in enumerate(a):
-        best, best_j = 0.5, None
-        for j in range(j0, len(b)):
-            r = difflib.SequenceMatcher(None, line, b[j], autojunk=False).ratio()
-            if r >= best and (best_j is None or r > best):
-                best, best_j = r, j
-        if best_j is not None:
-            pairs.append((i, best_j))
-            j0 = best_j + 1
-    if not pairs and len(a) == len(b):
-        pairs = [(k, k) for k in range(len(a))]
-    return pairs
-
-
 class LineMap:
-    """Line numbers of text ``a`` ↔ text ``b`` (1-based), from a line diff of the two:
-    unchanged lines map exactly, a changed line to the line that replaced it, a line
-    that has no counterpart (removed, or added by a fix) to None."""
+    """Line numbers of ``texts[0]`` ↔ ``texts[-1]`` of a file fixed in passes (1-based), from the
+    source maps of the passes (``maps[k]``: line of ``texts[k]`` -> line of ``texts[k + 1]``, the
+    replacements of pass ``k + 1``): a line the fixes did not touch keeps its code, shifted by the
+    lines inserted or removed above it; a changed line maps to the line its code is on; a line whose
+    code a fix replaced from a line above it (and whose replacement has fewer lines) to None; a line
+    a fix added has no line of the source."""
 
-    def __init__(self, a: str, b: str):
-        al, bl = _lines(a), _lines(b)
-        self._fwd: dict[int, int] = {}
-        self._back: dict[int, int] = {}
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, al, bl, autojunk=False).get_opcodes():
-            if tag == "equal":
-                pairs = [(k, k) for k in range(i2 - i1)]
-            elif tag == "replace":
-                pairs = _align(al[i1:i2], bl[j1:j2])
-            else:
-                continue
-            for x, y in pairs:
-                self._fwd[i1 + x + 1] = j1 + y + 1
-                self._back[j1 + y + 1] = i1 + x + 1
+    def __init__(self, maps: list):
+        self.maps = maps
+        self._inverse: dict = {}
 
-    def forward(self, line: Optional[int]) -> Optional[int]:
-        return None if line is None else self._fwd.get(line)
+    def _back_of(self, k: int) -> dict:
+        if k not in self._inverse:
+            inv: dict = {}
+            for old, new in sorted(self.maps[k].items()):
+                if new is not None:
+                    inv.setdefault(new, old)
+            self._inverse[k] = inv
+        return self._inverse[k]
 
-    def back(self, line: Optional[int]) -> Optional[int]:
-        return None if line is None else self._back.get(line)
+    def forward(self, line: Optional[int], k: int = 0) -> Optional[int]:
+        """Line of the last text of the line ``line`` of ``texts[k]``."""
+        for m in self.maps[k:]:
+            if line is None:
+                break
+            line = m.get(line)
+        return line
+
+    def back(self, line: Optional[int], k: Optional[int] = None) -> Optional[int]:
+        """Line of the source of the line ``line`` of ``texts[k]`` (default: the last)."""
+        for j in reversed(range(len(self.maps) if k is None else k)):
+            if line is None:
+                break
+            line = self._back_of(j).get(line)
+        return line
 
 
 def _cell_lines(src: SourceFile, text: str) -> Callable[[Optional[int]], Optional[int]]:
@@ -239,24 +233,15 @@ def _cell_lines(src: SourceFile, text: str) -> Callable[[Optional[int]], Optiona
 class _FileLines:
     """Source and migrated line of any finding of one fixed file."""
 
-    def __init__(self, src: SourceFile, texts: list[str]):
+    def __init__(self, src: SourceFile, texts: list[str], maps: list):
         self.texts = texts
-        self.final = texts[-1]
-        self.maps: dict = {}
+        self.map = LineMap(maps)
         self.show_src = _cell_lines(src, texts[0])
-        self.show_new = _cell_lines(src, self.final)
-
-    def _map(self, a: int, b: int) -> LineMap:
-        if (a, b) not in self.maps:
-            self.maps[(a, b)] = LineMap(self.texts[a], self.texts[b])
-        return self.maps[(a, b)]
+        self.show_new = _cell_lines(src, texts[-1])
 
     def of(self, line: int, k: int) -> tuple[Optional[int], Optional[int]]:
         """(source line, migrated line) of ``line`` of ``texts[k]``."""
-        last = len(self.texts) - 1
-        src_line = line if k == 0 else self._map(0, k).back(line)
-        new_line = line if k == last else self._map(k, last).forward(line)
-        return self.show_src(src_line), self.show_new(new_line)
+        return self.show_src(self.map.back(line, k)), self.show_new(self.map.forward(line, k))
 
 
 def _change_row(f: Finding, lines: Optional[tuple] = None) -> dict:
@@ -420,7 +405,7 @@ def _fix_file(job: tuple) -> _FileFix:
     out.final = passes.remaining
     if not passes.applied or text == src.text:
         return out
-    lines = _FileLines(src, passes.texts)
+    lines = _FileLines(src, passes.texts, passes.maps)
     last = len(passes.texts) - 1
     out.changes = [_change_row(f, lines.of(f.line, k)) for f, k in passes.applied]
     out.applied = [f for f, _ in passes.applied]
