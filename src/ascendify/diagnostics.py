@@ -1,7 +1,7 @@
 """Findings, fixes and edits: the data every scan rule produces (the ground floor: the semantic
 model, the rules, the fix engine and the output formats all import them from here).
 
-Positions follow LibCST's convention: ``line`` is 1-based, ``col`` is a
+Positions: ``line`` is 1-based, ``col`` is a
 0-based *character* column (``ast`` gives UTF-8 byte offsets; the scan
 converts them).  Output formats add 1 to the column, as ruff and flake8 do.
 """
@@ -27,7 +27,7 @@ class Edit:
 
     kind:
       ``replace``     replace the expression at ``start``..``end`` by ``text``
-                      (matched against LibCST node positions when applied);
+                      (the character range of the ``ast`` node the check saw);
       ``attr``        rename the attribute of the Attribute at ``start``..``end``;
       ``add_arg``     append the keyword argument ``text`` to the Call there;
       ``set_args``    replace all arguments of the Call there by ``text``;

@@ -158,8 +158,8 @@ def _newline_of(text: str) -> str:
 def final_eol(old: str, new: str) -> str:
     """``new`` with the line ending that ends ``old`` put back if a rewrite dropped it.
 
-    LibCST drops a bare CR at the end of a module (``"x = 1\\r"`` comes back as
-    ``"x = 1"``); no fix ever means to remove the last line ending.
+    A rewrite can lose a bare CR at the end of a module (LibCST, which earlier fix engines used,
+    gave ``"x = 1\\r"`` back as ``"x = 1"``); no fix ever means to remove the last line ending.
     """
     if new and not new.endswith(("\n", "\r")):
         if old.endswith("\r\n"):
