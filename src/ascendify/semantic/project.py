@@ -146,6 +146,8 @@ def summarize(ctx, findings: list) -> dict:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     defs.append((f"{st.name}.{m.name}", m, st.name))
     work: dict = {}
+    def_nodes = {name: node for name, node, kind in defs if kind != "class"}
+    def_nodes.update({name: def_nodes[name + ".__init__"] for name, _n, kind in defs if kind == "class" and name + ".__init__" in def_nodes})
     spans = [(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]), node.end_lineno or node.lineno, name)
              for name, node, _kind in defs]  # with its decorators (@triton.jit: EXT006 is reported there)
     roles = _roles(ctx.rules)
@@ -158,10 +160,15 @@ def summarize(ctx, findings: list) -> dict:
             continue  # a helper's `device="cuda"` default that moves tensors is work its callers get
         if _is_option_default(ctx.finding_nodes.get(id(f))):
             continue  # an argparse default is a value the function returns, not work it does
+        node = ctx.finding_nodes.get(id(f))
         for start, end, name in spans:
             if start <= f.line <= end:
                 fix = "" if f.fix is None else "safe" if f.fix.safe else "unsafe"
-                work.setdefault(name, []).append([f.code, f.line, f.col, f.severity, f.message[:160], fix])
+                item = [f.code, f.line, f.col, f.severity, f.message[:160], fix]
+                param = _param_of(node, def_nodes.get(name))
+                if param is not None:  # a default of this function's own parameter: a call that passes it does no such work
+                    item.append(param)
+                work.setdefault(name, []).append(item)
     methods = {cname: [(m.lineno, m.end_lineno or m.lineno) for m in cnode.body
                        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name != "__init__"]
                for cname, cnode, kind in defs if kind == "class"} if ext_items else {}
@@ -215,6 +222,7 @@ def summarize(ctx, findings: list) -> dict:
     # calls of other project functions (imported names, or this module's functions), by enclosing def
     def_names = {id(node): name for name, node, kind in defs if kind != "class"}
     calls_by_def: dict = {}
+    passes_by_def: dict = {}  # def -> ref -> the parameters every call of ref there passes a non-CUDA value for
     roots: list = []  # (call, (root, rest)) for calls rooted at an imported or module-level name
     for n in every_call:
         func = n.func.value if n.func.__class__ is ast.Subscript else n.func  # kernel[grid](...): a Triton launch
@@ -250,6 +258,9 @@ def summarize(ctx, findings: list) -> dict:
             owner = def_names.get(id(p))
             if owner is not None:
                 calls_by_def.setdefault(owner, set()).add(ref)
+                got = _passes(n)  # what every call of ref in this def passes (the intersection)
+                edge = passes_by_def.setdefault(owner, {})
+                edge[ref] = got if ref not in edge else edge[ref] & got
                 break
             p = getattr(p, "_asc_parent", None)
     for name, node, kind in defs:
@@ -263,6 +274,9 @@ def summarize(ctx, findings: list) -> dict:
             classes[name] = entry
             continue
         entry["calls"] = sorted(calls_by_def.get(name, ()))
+        passes = {ref: sorted(v) for ref, v in passes_by_def.get(name, {}).items() if v}
+        if passes:
+            entry["passes"] = passes
         functions[name] = entry
     # instantiating a class runs its __init__ (and what that calls): that is the class's work
     for name, entry in classes.items():
@@ -271,6 +285,8 @@ def summarize(ctx, findings: list) -> dict:
             entry["work"] = (entry["work"] + [w for w in init["work"] if w not in entry["work"]])[:MAX_RELATED]
             entry["fix"] = _weakest((entry["fix"], init["fix"]))
             entry["calls"] = sorted(set(entry["calls"]) | set(init["calls"]))
+            if init.get("passes"):
+                entry["passes"] = init["passes"]
         elif entry.get("bases"):
             entry["calls"] = sorted(entry["calls"])
     constants: dict = {}
@@ -449,6 +465,55 @@ def suppressed(summary: dict, line: int, code: str) -> bool:
     return False
 
 
+def _param_of(node, fn) -> Optional[str]:
+    """``"name@pos"`` when ``node`` is the default of a parameter of the function ``fn`` itself (not of
+    a function nested in it): the parameter a call can pass instead, by keyword or at position ``pos``
+    of the call's arguments (``self``/``cls`` of a method not counted; -1: keyword-only)."""
+    args = getattr(node, "_asc_parent", None) if node is not None else None
+    if not isinstance(args, ast.arguments) or fn is None or getattr(args, "_asc_parent", None) is not fn:
+        return None
+    positional = list(args.posonlyargs) + list(args.args)
+    shift = 0
+    if positional and positional[0].arg in ("self", "cls") and not any(dotted(d) == "staticmethod" for d in fn.decorator_list):
+        shift = 1
+    for i, d in enumerate(args.defaults):
+        if d is node:
+            k = len(positional) - len(args.defaults) + i
+            return f"{positional[k].arg}@{k - shift}"
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        if d is node:
+            return f"{a.arg}@-1"
+    return None
+
+
+def _is_cuda_value(node: ast.AST) -> bool:
+    """A literal CUDA device: ``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``."""
+    if node.__class__ is ast.Call and node.args and (dotted(node.func) or "").endswith("device"):
+        node = node.args[0]
+    return node.__class__ is ast.Constant and isinstance(node.value, str) and node.value.strip().lower().startswith("cuda")
+
+
+def _passes(call: ast.Call) -> set:
+    """The parameters a call certainly passes a value for that is not a literal CUDA device: keyword
+    names, and ``@i`` for each positional argument before any ``*args``."""
+    out = {k.arg for k in call.keywords if k.arg and not _is_cuda_value(k.value)}
+    for i, a in enumerate(call.args):
+        if a.__class__ is ast.Starred:
+            break
+        if not _is_cuda_value(a):
+            out.add(f"@{i}")
+    return out
+
+
+def overridden(item: list, passes) -> bool:
+    """Work ``item`` is a default of the helper's own parameter that a call passing ``passes`` (the
+    summary's parameter names and ``@i`` positions) replaces with a value of its own: the call does no such work."""
+    if len(item) < 7 or not passes:
+        return False
+    name, _, pos = item[6].rpartition("@")
+    return name in passes or (pos != "-1" and f"@{pos}" in passes)
+
+
 def _is_param_default(node) -> bool:
     return node is not None and isinstance(getattr(node, "_asc_parent", None), ast.arguments)
 
@@ -482,6 +547,9 @@ def _uses(ctx, imports: dict, every_call: list, roots: list, inst_refs: Optional
         inst = (inst_refs or {}).get(id(n))
         if inst is not None and not inst.startswith("."):
             site = {"span": _span(ctx, n), "tok": _tok(ctx, n.func), "where": _where(ctx, n), "text": ctx.segment(n.func)[:80]}
+            passes = _passes(n)
+            if passes:
+                site["passes"] = sorted(passes)
             if inst not in seen:
                 seen[inst] = {"kind": "call", "ref": inst, "inst": 1, **site}
                 out.append(seen[inst])
@@ -502,6 +570,9 @@ def _uses(ctx, imports: dict, every_call: list, roots: list, inst_refs: Optional
                 kws = {k.arg: (bool(k.value.value) if k.value.__class__ is ast.Constant else None) for k in n.keywords if k.arg}
                 site = {"span": _span(ctx, n), "tok": _tok(ctx, n.func), "where": _where(ctx, n), "args": [len(n.args), kws, star],
                         "text": ctx.segment(n.func)[:80]}
+                passes = _passes(n)
+                if passes:
+                    site["passes"] = sorted(passes)
                 if ref not in seen:
                     seen[ref] = {"kind": "call", "ref": ref, **site}
                     out.append(seen[ref])
@@ -543,7 +614,7 @@ def _uses(ctx, imports: dict, every_call: list, roots: list, inst_refs: Optional
     return out
 
 
-_SITE_KEYS = ("span", "tok", "where", "args", "text")
+_SITE_KEYS = ("span", "tok", "where", "args", "text", "passes")
 
 
 def _where(ctx, node: ast.AST) -> str:
@@ -728,6 +799,7 @@ def _transitive_work(index: _Index) -> dict:
                 if len(e["work"]) >= MAX_RELATED:
                     edges[(rel, name)] = tgts
                     continue  # already as much to show as a finding shows
+                passes = e.get("passes") or {}
                 for c in e.get("calls", ()):
                     t = index.target(c, rel)
                     if t is None:
@@ -737,14 +809,15 @@ def _transitive_work(index: _Index) -> dict:
                         if (brel, item) not in own[(rel, name)]:
                             own[(rel, name)].append((brel, item))
                     elif t[0] in index.summaries and _member(index.summaries[t[0]], t[1]) is not None:
-                        tgts.append(t)
+                        tgts.append((t, passes.get(c)))
                 edges[(rel, name)] = tgts
     total = {k: list(v) for k, v in own.items()}
     for _ in range(6):  # call depth
         changed = False
         for k, tgts in edges.items():
-            for t in tgts:
-                extra = [w for w in total.get(t, ()) if w not in total[k]]
+            for t, passes in tgts:
+                # the callee's own parameter defaults that every call here replaces are not work this caller reaches
+                extra = [w for w in total.get(t, ()) if w not in total[k] and not (passes and w in own.get(t, ()) and overridden(w[1], passes))]
                 if extra and len(total[k]) < MAX_RELATED:
                     total[k] = (total[k] + extra)[:MAX_RELATED]
                     changed = True
@@ -787,8 +860,11 @@ class Reach:
         1 + ``MAX_MORE_SITES``) as a use of its own, those in NPU-aware code left out."""
         out = []
         for x in [self.use] + list(self.use.get("more", ())):
-            site = {k: v for k, v in self.use.items() if k != "more"}
-            site.update(x if x is not self.use else {})
+            if x is self.use:
+                site = {k: v for k, v in x.items() if k != "more"}
+            else:  # the use's kind, ref and text; the site's own place, branch and arguments
+                site = {k: v for k, v in self.use.items() if k != "more" and (k == "text" or k not in _SITE_KEYS)}
+                site.update(x)
             if site.get("where", "") != "skip":
                 out.append(site)
         return out

@@ -16,7 +16,7 @@ from typing import Optional
 
 from ascendify.diagnostics import Edit, Finding, Fix, severity_rank
 from ascendify.rules.registry import project_check
-from ascendify.semantic.project import suppressed
+from ascendify.semantic.project import overridden, suppressed
 from ascendify.semantic.torch_api import int_device_severity
 
 MAX_CALLING_MODULES = 8
@@ -59,8 +59,7 @@ def helper_in_another_module(ctx) -> list:
             items = p.work.get(t) or []
         if not items:
             continue
-        sev0 = max((w[3] for _r, w in items), key=severity_rank)
-        first_rel, first = next((r_, w) for r_, w in items if w[3] == sev0)
+        own = [(trel, w) for w in (p.member(trel, member) or {}).get("work", ())]
         # "cause": the call site's finding is there because of that work, and `ascendify fix` fixes all of
         # it (also what the list leaves out): the finding goes with those fixes (scan's plan counts it so)
         lvl = p.fix_level.get(t, "")
@@ -69,11 +68,17 @@ def helper_in_another_module(ctx) -> list:
             line, col = use["tok"]
             if not ctx.enabled("DEV026", rel, s, line):
                 continue
+            # `get_autocast(p, device_type=device.type)`: the helper's `device_type="cuda"` default is not used here
+            mine = [x for x in items if not (x in own and overridden(x[1], use.get("passes")))]
+            if not mine:
+                continue
+            sev0 = max((w[3] for _r, w in mine), key=severity_rank)
+            first_rel, first = next((r_, w) for r_, w in mine if w[3] == sev0)
             if trel in p.index.builds:
                 root, top = use.get("text", "").split(".")[0], s.get("top_imports") or {}
                 if root in top and not use.get("where", "").startswith("dead:"):
                     bound.setdefault(rel, (top[root], root, f"{first_rel}:{first[1]}"))
-            out.append(_helper_call(ctx, use, rel, trel, member, items, sev0, first_rel, first, settles, ext_codes))
+            out.append(_helper_call(ctx, use, rel, trel, member, mine, sev0, first_rel, first, settles, ext_codes))
     for rel, (line, name, at) in bound.items():
         _hold_file(findings, rel, line, name, at)
     return out
