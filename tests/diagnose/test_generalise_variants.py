@@ -216,3 +216,21 @@ def test_an_explicit_reason_field_leads_the_block(tmp_path):
     f = top_finding(tmp_path, log)
     assert f.reason == "the device attribute query is not supported on this chip"
     assert "the device attribute query is not supported on this chip" in f.title
+
+
+def test_engine_rpc_timeout_points_at_hung_workers_and_shared_memory(tmp_path):
+    log = "(EngineCore pid=31) ERROR 01-02 03:04:05 [core.py:1] TimeoutError: RPC call to execute_model timed out.\n"
+    f = top_finding(tmp_path, log)
+    assert f.id == "serving-worker-rpc-timeout" and f.key == "execute_model"
+    assert "/dev/shm" in f.cause and "--shm-size" in f.fix and "VLLM_RPC_TIMEOUT" in f.fix
+
+
+def test_batch_of_one_against_a_long_length_reads_as_a_swapped_layout(tmp_path):
+    from ascendify.diagnose import reason
+    line = "AclNN_Parameter_Error(EZ1001): The batch size of key_rope should match query's batch size, but got 2048 and 1"
+    assert reason.extract(line).startswith("The batch size of key_rope should match")
+    f = top_finding(tmp_path, line + "\n")
+    assert "batch and sequence swapped" in f.cause and "input_layout" in f.fix
+    # a mismatch of two real batch sizes is not read as a layout swap
+    g = top_finding(tmp_path, "AclNN_Parameter_Error(EZ1001): The batch size of k should match q, but got 8 and 16\n", "g.log")
+    assert "batch and sequence swapped" not in g.cause

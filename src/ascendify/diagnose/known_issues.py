@@ -14,7 +14,10 @@ tokens).  The score of a record is divided by the score its own quote would get
 (the best possible), so ``confidence`` reads as "how much of the issue's
 distinctive wording the log contains", 0–1; a match needs :data:`MIN_CONFIDENCE`,
 :data:`MIN_TERMS` distinctive terms in common and a lead over the next record
-of another cause (:data:`MARGIN`).
+of another cause (:data:`MARGIN`).  Codes must agree: a record about specific
+error codes (its title and quotes name 507035, not only wrappers such as EZ9999;
+:func:`generic_code`, classified when the index is built) is no match for a log
+that shows codes, none of them the record's.
 
 Why our own ~60 lines of BM25 and not a library: ``diagnose`` is part of the
 core install, whose dependencies are click, rich and libcst; the maintained
@@ -342,7 +345,7 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
     idf = {t: round(math.log(1 + (n - d + 0.5) / (d + 0.5)), 5) for t, d in sorted(df.items())}
     avgdl = (sum(d["len"] for d in docs) / n) if n else 1.0
     idx = {"version": INDEX_VERSION, "sources": sources or {}, "n": n, "avgdl": round(avgdl, 4), "idf": idf,
-           "docs": docs, "records": records, "codes": [record_codes(r) for r in records]}
+           "docs": docs, "records": records, "codes": [sorted(specific_codes(record_codes(r))) for r in records]}
     for d in docs:
         d["self"] = round(_score(idx, d, set(d["tf"]))[0], 5)
         d["top"] = round(_self_score(idx, d), 5)
@@ -505,14 +508,16 @@ class Index:
         self.records = data["records"]
         self.docs = data["docs"]
         self.post: Optional[dict] = None
-        self.codes = data.get("codes") or [record_codes(r) for r in self.records]
-        self._specific: dict = {}  # record -> its specific codes (computed on first use)
+        self.codes = data.get("codes")  # per record: the specific codes it is about (classified when it was built)
+        if self.codes is None or len(self.codes) != len(self.records):
+            self.codes = [sorted(specific_codes(record_codes(r))) for r in self.records]
+        self._specific: dict = {}
 
     def specific_codes_of(self, ri: int) -> set:
-        """The codes record ``ri`` is about (its codes less the generic ones)."""
+        """The codes record ``ri`` is about (its codes less the generic ones, :func:`generic_code`)."""
         got = self._specific.get(ri)
         if got is None:
-            got = self._specific[ri] = specific_codes(self.codes[ri])
+            got = self._specific[ri] = set(self.codes[ri])
         return got
 
     def _postings(self) -> dict:

@@ -30,6 +30,7 @@ _PREFIX = [
     re.compile(r"^\s*(?:E[0-9A-Z][0-9]{4}|EI\d{4})\s*[:：]\s*"),
     re.compile(r"^\s*E[0-9A-Z][0-9]{4}\s*(?=\[PID:)"),  # "EZ9999[PID: n] <time> (EZ9999): <text>"
     re.compile(r"^\s*\(E[0-9A-Z][0-9]{4}\)\s*[:：]\s*"),
+    re.compile(r"^\s*[A-Z][A-Za-z]+(?:_[A-Za-z]+)+\((?:E[0-9A-Z][0-9]{4}|EI\d{4})\)\s*[:：]\s*"),  # AclNN_Parameter_Error(EZ1001): text
     re.compile(r"^\s*\[PID:\s*\d{1,9}\]\s*"),
     re.compile(r"^\s*\d{4}-\d\d-\d\d[- ]\d\d:\d\d:\d\d(?:[.,:]\d{1,6}){0,3}\s*"),
     re.compile(r"^\s*\(PID:\d{1,9}, Device:-?\d{1,4}, RankID:-?\d{1,6}\)\s*"),
