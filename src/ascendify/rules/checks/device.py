@@ -22,6 +22,7 @@ from ascendify.rules.registry import check
 from ascendify.semantic.bindings import ancestors, param_default_of, parent
 from ascendify.semantic import devices as dv
 from ascendify.semantic.branches import block_of, npu_word
+from ascendify.semantic.fallbacks import portable_fallback
 from ascendify.semantic.policy import TABLE_OPERATION
 from ascendify.semantic.torch_api import int_device_severity
 
@@ -754,6 +755,8 @@ def tensor_is_cuda(node: ast.Attribute, ctx) -> None:
         v = node.value
         if isinstance(v, ast.Name) and v.id in ("self", "cls"):
             return
+    if _portable_fallback(node, ctx):
+        return
     if ctx.settings.target == "npu":
         f = fix(ctx.rename_attr(node, "is_npu"), ctx.add_import(), operation="replace .is_cuda with .is_npu")
     else:
@@ -783,6 +786,25 @@ def torch_load_no_map_location(node: ast.Call, ctx) -> None:
     ctx.report(node, f)
 
 
+def _portable_fallback(node: ast.AST, ctx) -> bool:
+    """Report the device test ``node`` as info, without a fix, when it sends every device but CUDA to a
+    portable early return (:func:`ascendify.semantic.fallbacks.portable_fallback`: stylegan2's
+    ``if input.device.type != "cuda": return False``): an Ascend host takes the path CPU takes, which
+    is correct there; rewritten, the test would send NPU tensors down the CUDA-only path."""
+    fb = portable_fallback(node, ctx.segment)
+    if fb is None:
+        return False
+    ret = fb.body[-1].lineno
+    n = len(ctx.findings)
+    ctx.report(node, None, severity="info", message=(
+        f"device test true on every device but CUDA: an Ascend host takes the portable path it returns at line {ret} "
+        "(no CUDA code there or after the test); correct on Ascend, left as written"))
+    if len(ctx.findings) > n:
+        ctx.findings[-1].note(f"a fallback for non-CUDA devices (returns at line {ret}); only the CUDA-only path after "
+                              "it stays off: add the NPU to the test only if that path runs on torch_npu", "fallback", ret)
+    return True
+
+
 # ---------------------------------------------------------------------- DEV023
 @check("DEV023", ast.Compare)
 @check("DEV023", ast.Call, names=("startswith", "endswith"))
@@ -797,6 +819,8 @@ def device_type_test(node, ctx) -> None:
         lits = node.args
         if not (isinstance(lits[0], ast.Constant) and lits[0].value == "cuda") or handles_npu(node, ctx):
             return
+    if _portable_fallback(node, ctx):
+        return
     target = ctx.settings.target
     if target != "npu":
         ctx.report(node, _agnostic_device_test(node, lits, ctx))
