@@ -234,3 +234,13 @@ def test_batch_of_one_against_a_long_length_reads_as_a_swapped_layout(tmp_path):
     # a mismatch of two real batch sizes is not read as a layout swap
     g = top_finding(tmp_path, "AclNN_Parameter_Error(EZ1001): The batch size of k should match q, but got 8 and 16\n", "g.log")
     assert "batch and sequence swapped" not in g.cause
+
+
+def test_a_model_config_without_a_field_is_a_transformers_or_config_version_question(tmp_path):
+    f = top_finding(tmp_path, "AttributeError: 'MistralConfig' object has no attribute 'sliding_window_pattern'\n")
+    assert f.id == "model-config-field-missing" and f.key == "sliding_window_pattern"
+    assert "has no field sliding_window_pattern" in f.cause and "{cls}" not in f.cause
+    assert f.fix.startswith("Upgrade transformers")
+    # an ordinary object's missing attribute is not read as a config question
+    g = top_finding(tmp_path, "AttributeError: 'Trainer' object has no attribute 'sliding_window_pattern'\n", "t.log")
+    assert g.id != "model-config-field-missing"
