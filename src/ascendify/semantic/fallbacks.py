@@ -67,3 +67,64 @@ def portable_fallback(node: ast.AST, segment) -> Optional[ast.If]:
     if any("cuda" in segment(st) for st in rest):
         return None
     return p
+
+
+# ---------------------------------------------------------------------- "not CPU means CUDA"
+def _device_type_of(node: ast.AST) -> bool:
+    """``x.device.type`` / ``device.type`` / ``str(x.device)``: a tensor's or device's type."""
+    if isinstance(node, ast.Attribute) and node.attr == "type":
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and len(node.args) == 1
+            and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "device")
+
+
+def cpu_test_branch(node: ast.AST) -> Optional[list]:
+    """The statements an ``if`` runs for every device but the CPU, when ``node`` is its whole test and
+    reads ``d.type == "cpu"`` (the ``else``) or ``d.type != "cpu"`` (the body); else None."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+        return None
+    a, b = node.left, node.comparators[0]
+    if isinstance(a, ast.Constant):
+        a, b = b, a
+    if not (isinstance(b, ast.Constant) and b.value == "cpu" and _device_type_of(a)):
+        return None
+    p = getattr(node, "_asc_parent", None)
+    if not isinstance(p, ast.If) or p.test is not node:
+        return None
+    branch = p.orelse if isinstance(node.ops[0], ast.Eq) else p.body
+    if not branch and p.body and isinstance(p.body[-1], ast.Return):  # `if cpu: return ref(x)` then the rest
+        fn = getattr(p, "_asc_parent", None)
+        body = getattr(fn, "body", None) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        idx = next((i for i, st in enumerate(body or ()) if st is p), None)
+        branch = body[idx + 1:] if idx is not None else []
+    return branch or None
+
+
+def reaches_names(stmts: list, names: dict, local_reach: dict) -> Optional[tuple]:
+    """(name called, what it reaches) for the first call in ``stmts`` rooted at a name of ``names``
+    (module-level names bound to CUDA code the project builds) or of ``local_reach`` (this module's
+    functions and classes whose own body calls one: ``FusedLeakyReLUFunction.apply(...)``)."""
+    for st in stmts:
+        for n in ast.walk(st):
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            while isinstance(f, ast.Attribute):
+                f = f.value
+            if isinstance(f, ast.Name):
+                if f.id in names:
+                    return f.id, f.id
+                if f.id in local_reach:
+                    return f.id, local_reach[f.id]
+    return None
+
+
+def local_reach(tree: ast.Module, names: dict) -> dict:
+    """Module-level function and class name → the name of ``names`` its own body calls."""
+    out: dict = {}
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            got = reaches_names(st.body, names, {})
+            if got is not None:
+                out[st.name] = got[1]
+    return out

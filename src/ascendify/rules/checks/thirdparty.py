@@ -208,6 +208,46 @@ def cuda_extension(node: ast.Call, ctx) -> None:
     ctx.report(node, what=what, files=f" ({shown}{', …' if len(files) > 3 else ''})" if files else "")
 
 
+# ---------------------------------------------------------------- EXT018
+@dataclass
+class _BuiltNames:
+    """The file's module-level names bound to CUDA code it builds, and its functions/classes that call them."""
+
+    names: dict
+    reach: dict
+
+
+def _built_names(ctx) -> _BuiltNames:
+    from ascendify.semantic.extensions import extension_objects
+    from ascendify.semantic.fallbacks import local_reach
+
+    def make(c):
+        names = extension_objects(c.tree, c.bindings)
+        return _BuiltNames(names, local_reach(c.tree, names) if names else {})
+    return ctx.state(_BuiltNames, make)
+
+
+@check("EXT018", ast.Compare)
+def cpu_test_into_extension(node: ast.Compare, ctx) -> None:
+    """``if x.device.type == "cpu": reference(x) else: ext_op(x)``: every device but the CPU is taken for
+    CUDA, so NPU tensors go into the CUDA code the project builds (stylegan2's fused_act/upfirdn2d)."""
+    from ascendify.semantic.fallbacks import cpu_test_branch, reaches_names
+
+    branch = cpu_test_branch(node)
+    if branch is None:
+        return
+    built = _built_names(ctx)
+    if not built.names:
+        return
+    got = reaches_names(branch, built.names, built.reach)
+    if got is None:
+        return
+    called, ext = got
+    line = getattr(built.names[ext], "lineno", 0)
+    via = f"`{called}`, which calls `{ext}`" if called != ext else f"`{ext}`"
+    ctx.report(node, test=ctx.segment(node)[:60], via=via, line=line)
+
+
 # ---------------------------------------------------------------- EXT008
 @check("EXT008", ast.Call, names=("init_distributed",))
 def deepspeed_backend(node: ast.Call, ctx) -> None:
