@@ -285,7 +285,14 @@ def _audit_pairs(rep: _Reporter, files: List[DepFile], by_path: Dict[str, DepFil
             from ascendify.deps.fix import pin_fix
 
             fix = pin_fix(df, t, want[0])
-        rep.add("DEP004", df, t.line, t.col, t.end_col, {"torch": t.version, "torch_npu": want[0], "cann": want[1]}, fix=fix)
+        where = ""
+        if getattr(rep.settings, "target", "npu") == "agnostic":
+            # the agnostic copy must still install on CUDA and CPU hosts: torch 2.5+ imports every installed
+            # "torch.backends" entry point with `import torch` and raises if one fails (torch 2.6.0's
+            # torch/__init__.py _import_device_backends), and torch_npu does not import without CANN
+            fix = None
+            where = " on Ascend hosts only (not in the agnostic copy's requirements: installed on a CUDA or CPU host, it makes `import torch` raise)"
+        rep.add("DEP004", df, t.line, t.col, t.end_col, {"torch": t.version, "torch_npu": want[0], "cann": want[1], "where": where}, fix=fix)
 
 
 def _vkey(v: str) -> tuple:

@@ -142,6 +142,8 @@ def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
     if guarded and _after_availability_test(node, ctx):
         return fix(ctx.replace(node, f"{t}.{guarded}"), safe=safe, operation=f"torch.cuda.{name} → torch.{guarded} (after an availability test)")
     agnostic = entry.get("agnostic")
+    if agnostic and not _torch_has(ctx, entry.get("agnostic_since")):
+        return None  # newer than the project's torch (e.g. torch.accelerator.reset_peak_memory_stats on a 2.6 pin): left for a person
     if agnostic:
         ok = safe and entry.get("agnostic_fix") == "safe"
         return fix(ctx.replace(node, f"{t}.{agnostic}"), safe=ok, operation=f"torch.cuda.{name} → torch.{agnostic}")
@@ -154,6 +156,18 @@ def _api_fix(node, ctx, name: str, entry: dict, safe: bool):
             if pre is not None:
                 return fix(ctx.rename_attr(f, "to"), ctx.set_args(call, f"{agn.NAME}, {t}.{dtype}"), pre, safe=safe, operation=".type(torch.cuda.XTensor) → .to(DEVICE_TYPE, dtype)")
     return None
+
+
+def _torch_has(ctx, since: Optional[str]) -> bool:
+    """Whether the torch the project is judged against (the torch its target torch_npu release pairs
+    with: torch_npu 2.6.0.post5 is for torch 2.6.0) has an API that first shipped in torch ``since``."""
+    if not since:
+        return True
+    from ascendify.kb.versions import pep440_key
+
+    judged = pep440_key(".".join(str(ctx.settings.torch_npu).split(".")[:2]))
+    need = pep440_key(since)
+    return judged is None or need is None or judged >= need
 
 
 _AVAILABLE = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.npu.is_available"})
