@@ -30,9 +30,9 @@ def test_each_project_check_is_declared_in_the_rule_data():
     load_checks()
     rules = load_rules()
     declared = {c for c, r in rules.items() if r.cross_file}
-    assert declared == set(PROJECT_CHECKS) == {"DEV026", "DST001", "DEV006", "EXT017"}
+    assert declared == set(PROJECT_CHECKS) == {"DEV026", "DST001", "DEV006", "EXT017", "EXT019"}
     # `project = true`: nothing but the project pass reports it (a project check, or the dependency audit)
-    assert {c for c, r in rules.items() if r.project and not c.startswith("DEP")} == {"DEV026"}
+    assert {c for c, r in rules.items() if r.project and not c.startswith("DEP")} == {"DEV026", "EXT019"}
 
 
 def test_what_a_helpers_findings_are_is_rule_data():

@@ -195,7 +195,7 @@ class RuleContext(FileContext):
         return (line, col), end
 
 
-PROJECT_CODES = ("DEV026", "DST001", "DEV006")
+PROJECT_CODES = ("DEV026", "DST001", "DEV006", "EXT019")
 """Rules the project pass reports (across files)."""
 WORK_PREFIXES = ("DEV", "AMP", "DST", "MEM", "EXT", "IMP")
 """The rules whose findings are a helper's CUDA/NCCL work in a module summary."""

@@ -319,12 +319,18 @@ def summarize(ctx, findings: list) -> dict:
                 out["torch"] = t  # the module-level name of torch: an agnostic fix here can define DEVICE_TYPE
     elif imports:  # a package's __init__ re-exporting its modules' helpers (from .train_utils import setup)
         out = {"imports": imports}
+        top = _top_imports(tree)
+        if top:
+            out["top_imports"] = top  # what importing the package runs (a submodule building CUDA code)
     path = _path_entries(ctx, every_call)
     if path:
         out["path"] = path
     builds = _builds(ctx, findings, every_call, roles)
     if builds:
         out["builds"] = builds
+    at_import = _import_time_build(ctx, findings, roles)
+    if at_import is not None:
+        out["import_build"] = at_import
     # every module has a summary, even an empty one: the project pass resolves imports as Python does,
     # and a module that exists shadows same-named ones further along sys.path (another example's utils.py)
     return out or {"module": 1}
@@ -372,6 +378,26 @@ def _extension_items(ctx, findings: list, every_call: list, roles: _Roles) -> li
             if not (c.dead or c.intent or c.npu_aware or c.other):
                 out.append((n, items[f.id]))
     return out
+
+
+def _import_time_build(ctx, findings: list, roles: _Roles) -> Optional[list]:
+    """The work item of a CUDA build the module runs when it is imported (``fused = load(..., sources=
+    [... .cu])`` in the module body, not in a function, class, ``if`` or ``try``), or None."""
+    for f in findings:
+        if f.code not in roles.builds or f.severity not in _WORK_SEVERITIES:
+            continue
+        node = ctx.finding_nodes.get(id(f))
+        func = getattr(node, "func", None)
+        name = getattr(func, "attr", None) or getattr(func, "id", None)
+        if name not in ("load", "load_inline"):
+            continue  # a cpp_extension JIT build (a Triton kernel or a setup.py's CUDAExtension runs no build at import)
+        p = getattr(node, "_asc_parent", None)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                                                    ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Module)):
+            p = getattr(p, "_asc_parent", None)
+        if isinstance(p, ast.Module):
+            return [f.code, f.line, f.col, f.severity, f.message[:160], ""]
+    return None
 
 
 def _builds(ctx, findings: list, every_call: list, roles: _Roles) -> dict:
@@ -455,6 +481,45 @@ def _library_reexports(ctx) -> dict:
 def _noqa_entries(lines: list) -> list:
     """``[[line, [codes] or None], ...]``: the ``# noqa`` comments of a file (None: a bare ``# noqa``)."""
     return [[line, sorted(codes) if codes is not None else None] for line, codes in noqa_map(lines).items()]
+
+
+def _imported_modules(index: _Index, rel: str, imp: list) -> list:
+    mod, name, level = imp
+    dots = "." * level
+    parts = mod.split(".") if mod else []
+    # importing a.b.c runs a's and a.b's __init__ first
+    cands = [dots + ".".join(parts[:i]) for i in range(1, len(parts) + 1)] if parts else ([dots] if dots else [])
+    if name:
+        cands.append(f"{dots}{mod}.{name}" if mod else dots + name)
+    out = []
+    for c in cands:
+        m = index.module(c, rel)
+        if m is not None and m != rel and m not in out:
+            out.append(m)
+    return out
+
+
+def _import_builds(index: _Index, summaries: dict) -> dict:
+    """rel → (rel of the build, its work item) for each module whose import runs a CUDA build: its own
+    module-level ``load(... .cu)``, or a module-level import of a module that does (a package's
+    ``__init__`` importing its ``fused_act`` submodule)."""
+    loads = {rel: (rel, s["import_build"]) for rel, s in summaries.items() if s.get("import_build")}
+    for _ in range(8):  # import depth
+        changed = False
+        for rel, s in summaries.items():
+            if rel in loads:
+                continue
+            imports = s.get("imports") or {}
+            for local in (s.get("top_imports") or {}):
+                imp = imports.get(local)
+                got = next((loads[m] for m in _imported_modules(index, rel, imp) if m in loads), None) if imp else None
+                if got is not None:
+                    loads[rel] = got
+                    changed = True
+                    break
+        if not changed:
+            break
+    return loads
 
 
 def suppressed(summary: dict, line: int, code: str) -> bool:
@@ -908,6 +973,11 @@ class Project:
                     rx = tsum["reexports"][member]
                 reaches.append(Reach(rel, s, use, trel, member, tsum, rx))
         self.reaches = reaches
+        self.import_builds = _import_builds(index, self.summaries)
+
+    def imported_modules(self, rel: str, imp: list) -> list:
+        """The scanned modules an import entry (``[module, name, level]`` of ``rel``'s summary) runs."""
+        return _imported_modules(self.index, rel, imp)
 
     def text_of(self, rel: str, item: list) -> str:
         """The message of work item ``item`` of ``rel`` (the summary's own copy, else the scan's finding)."""

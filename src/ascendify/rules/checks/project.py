@@ -141,6 +141,38 @@ def _hold_file(findings: Optional[list], rel: str, line: int, name: str, at: str
                     "module a fallback first", "intent", line)
 
 
+@project_check("EXT019")
+def import_runs_cuda_build(ctx) -> list:
+    """EXT019 at each module-level import of a module whose import runs a CUDA build (stylegan2's
+    ``from op import upfirdn2d``: ``op/upfirdn2d.py`` calls ``cpp_extension.load`` of ``.cu`` sources in
+    its body), in the modules that import it (a package's ``__init__`` passing it on is left out: its
+    importers get the finding)."""
+    p, rule = ctx.project, ctx.rules["EXT019"]
+    out: list = []
+    for rel, s in p.summaries.items():
+        top = s.get("top_imports") or {}
+        if not top or rel.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py":
+            continue
+        imports = s.get("imports") or {}
+        done: set = set()
+        for local, line in sorted(top.items(), key=lambda x: x[1]):
+            imp = imports.get(local)
+            if imp is None or line in done or not ctx.enabled("EXT019", rel, s, line):
+                continue
+            got = next((p.import_builds[m] for m in p.imported_modules(rel, imp) if m in p.import_builds), None)
+            if got is None:
+                continue
+            done.add(line)
+            brel, item = got
+            mod = ("." * imp[2]) + (imp[0] or imp[1])
+            where = f"{brel}:{item[1]}" + ("" if brel in p.imported_modules(rel, imp) else ", through the modules it imports")
+            f = Finding("EXT019", rule.message.format(module=mod, code=item[0], where=where), rel, line, 0, line, 0,
+                        rule.severity, rule.category)
+            f.related = [{"path": brel, "line": item[1], "col": item[2], "code": item[0], "message": f"{item[0]}: {p.text_of(brel, item)}"}]
+            out.append(f)
+    return out
+
+
 @project_check("DST001")
 def backend_constant(ctx) -> list:
     """DST001 at a module's ``"nccl"`` constant passed as the backend of a process group in another module."""

@@ -3,7 +3,7 @@ CUDA-only by intent, never rewritten to `x.is_npu` (that would send NPU tensors 
 import torch
 import torch.nn.functional as F
 
-from ops.fused import fused_act
+from ops.fused import fused_act  # expect: EXT019 (importing ops.fused runs its load() of .cu sources)
 
 
 def act(x, bias):

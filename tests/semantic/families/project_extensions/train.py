@@ -1,6 +1,6 @@
 """Callers of the project's own CUDA code: an extension built by setup.py, one built by load(), a Triton kernel."""
 from det.layers.nms import nms
-from ops.fused import fused_act, fused_act_safe
+from ops.fused import fused_act, fused_act_safe  # expect: EXT019
 from ops.kernels import add
 
 
