@@ -227,7 +227,9 @@ def _torch_cuda_uses(tree: ast.AST) -> list:
 # guard alone rather than make its body live): the onnxruntime CUDA-provider choice in export.py
 # (CUDA-only by intent).  torch.cuda.is_bf16_supported has an agnostic form (issue 19): it is fixed.
 MANUAL_IN_AGNOSTIC = {"torch.cuda.empty_cache",
-                      "torch.cuda.max_memory_allocated", "torch.cuda.memory_allocated", "torch.cuda.is_available"}
+                      "torch.cuda.max_memory_allocated", "torch.cuda.memory_allocated", "torch.cuda.is_available",
+                      # the example targets torch_npu 2.7.1 (torch 2.7): torch.accelerator.reset_peak_memory_stats is 2.9+
+                      "torch.cuda.reset_peak_memory_stats"}
 
 
 def test_agnostic_copy_is_device_agnostic_code(agnostic_copy):

@@ -711,6 +711,30 @@ def _transform(text: str, fixes: list[Finding], tree: Optional[ast.Module] = Non
     return SourceMap(text, new, tuple(Replacement(s, e, t) for s, e, t in final)), placed, clashed
 
 
+PRELUDE_NAME = "DEVICE_TYPE"
+"""The name the agnostic prelude defines (``ascendify.rules.checks.agnostic.NAME``)."""
+
+
+def _used_before_defined(tree: ast.Module, name: str) -> set:
+    """Lines where module-level code (not a function or lambda body) reads ``name`` before the
+    module's first assignment to it, or everywhere if it is never assigned at module level."""
+    defined = None
+    uses = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue  # runs when called, after the module's statements
+            if isinstance(child, ast.Name) and child.id == name:
+                if isinstance(child.ctx, ast.Store):
+                    defined = child.lineno if defined is None else min(defined, child.lineno)
+                else:
+                    uses.append(child.lineno)
+            stack.append(child)
+    return {ln for ln in uses if defined is None or ln < defined}
+
+
 def apply_fixes(src: SourceFile, findings: list[Finding], unsafe: bool = False, tree: Optional[ast.Module] = None) -> FixOutcome:
     """Apply the (safe, or also unsafe) fixes of ``findings`` to ``src`` (``tree``: its ``ast``, if
     the caller has it).
@@ -730,8 +754,24 @@ def apply_fixes(src: SourceFile, findings: list[Finding], unsafe: bool = False, 
             smap, placed, _ = _transform(src.text, chosen, tree) if chosen else (SourceMap(src.text, src.text), set(), set())
     except Exception as exc:  # noqa: BLE001 - a failing rewrite must not stop the run
         return FixOutcome(src.text, [], skipped + [(f, "rewrite failed") for f in chosen], f"cannot rewrite: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-    try:
-        new_tree = ast.parse(smap.new)
-    except (SyntaxError, ValueError) as exc:  # pragma: no cover - a bug in a fix
-        return FixOutcome(src.text, [], skipped + [(f, "rewrite did not re-parse") for f in chosen], f"rewrite did not re-parse ({exc}); file left unchanged")
+    for _ in range(3):
+        try:
+            new_tree = ast.parse(smap.new)
+        except (SyntaxError, ValueError) as exc:  # pragma: no cover - a bug in a fix
+            return FixOutcome(src.text, [], skipped + [(f, "rewrite did not re-parse") for f in chosen], f"rewrite did not re-parse ({exc}); file left unchanged")
+        early = _used_before_defined(new_tree, PRELUDE_NAME)
+        if not early:
+            break
+        # a fix that uses the prelude's name where the module (a notebook cell) runs before the prelude
+        # defines it (a cell before the first `import torch`): NameError in the copy, so it is left out
+        lines = smap.lines()
+        bad = {id(f) for f in chosen if id(f) in placed and any(
+            e.kind != "add_prelude" and lines.get(e.start[0]) in early for e in f.fix.edits)}
+        if not bad:
+            break
+        skipped += [(f, f"would use {PRELUDE_NAME} before the prelude defines it (code that runs before the first `import torch`)") for f in chosen if id(f) in bad]
+        chosen = [f for f in chosen if id(f) in placed and id(f) not in bad]
+        if not chosen:
+            return FixOutcome(src.text, [], skipped)
+        smap, placed, _ = _transform(src.text, chosen, tree)
     return FixOutcome(smap.new, [f for f in chosen if id(f) in placed], skipped, tree=new_tree, source_map=smap)
