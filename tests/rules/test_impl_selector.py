@@ -86,11 +86,11 @@ def test_selectors_come_from_the_engines_one_walk(monkeypatch):
     """The engine's walk collects the comparisons and the policy step finds the selectors from them once,
     after the walk: no second walk of the module (the DEV023/DEV024 checks walked it again in every file
     with a "cuda" literal: ~0.19x ast.parse on the bench corpus)."""
-    import ast
+    import ascendify.semantic.selectors as sel
 
-    walked: list = []
-    real = ast.walk
-    monkeypatch.setattr(ast, "walk", lambda node: (walked.append(type(node).__name__), real(node))[1])
+    walked: list = []  # the selectors' own walk of a tree (the model's fallback for a tree the engine never walked)
+    real = sel.impl_selectors
+    monkeypatch.setattr(sel, "impl_selectors", lambda tree: (walked.append(type(tree).__name__), real(tree))[1])
     s = Settings().validate()
     src = SourceFile(path="ops.py", text=textwrap.dedent(OPS).lstrip("\n"))
     assert analyze_source(src, "ops.py", s) == []  # the selector's values and tests: no finding
