@@ -713,6 +713,11 @@ def module_names(rel: str) -> list:
     return [".".join(parts[i:]) for i in range(len(parts))]
 
 
+_MAX_CHAIN = 40
+"""How many references one resolution may pass through (re-exports, then bases, then their re-exports):
+each step is two Python frames, so this stays far below the recursion limit."""
+
+
 class _Index:
     """The scanned modules and Python's import resolution over them (:mod:`ascendify.semantic.imports`):
     each importing file's own folder first, package roots, ``src/`` layouts, its ``sys.path`` changes;
@@ -755,12 +760,20 @@ class _Index:
         except KeyError:
             pass
         self._targets[key] = None  # a cycle of re-exports resolves to nothing
-        got = self._target(ref, importer)
-        if got is not None:
-            first = got[0]
-            got = self._follow(got[0], got[1], 0)
-            if got is not None and got[0] != first:
-                self.via[key] = first
+        depth = getattr(self, "_chain", 0)
+        if depth > _MAX_CHAIN:  # a chain of distinct re-exports and bases this long (torch's own tree): unresolved
+            del self._targets[key]  # (not memoised: from a shorter start it may resolve), not Python's recursion limit
+            return None
+        self._chain = depth + 1
+        try:
+            got = self._target(ref, importer)
+            if got is not None:
+                first = got[0]
+                got = self._follow(got[0], got[1], 0)
+                if got is not None and got[0] != first:
+                    self.via[key] = first
+        finally:
+            self._chain = depth
         self._targets[key] = got
         return got
 
