@@ -111,11 +111,6 @@ def resolve_release(torch_npu: Optional[str]) -> "tuple[str, Optional[str]]":
         return same[-1], (f"torch_npu {req} is not in the KB; using the data of torch_npu {same[-1]} "
                           f"(same torch {'.'.join(map(str, k[:3]))} line)")
 
-    if k > _vkey(rels[-1]):  # newer than every release the KB knows: the newest, not a near-looking older line
-        return rels[-1], f"torch_npu {req} is newer than every release in the KB; using the newest, torch_npu {rels[-1]}"
-    if k < _vkey(rels[0]):
-        return rels[0], f"torch_npu {req} is older than every release in the KB; using the oldest, torch_npu {rels[0]}"
-
     def dist(r: str) -> tuple:
         rk = _vkey(r)
         return (abs(rk[0] - k[0]) * 1000 + abs(rk[1] - max(k[1], 0)) * 10 + abs(rk[2] - max(k[2], 0)) / 10, rk > k)
