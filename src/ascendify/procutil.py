@@ -9,7 +9,8 @@ queued task, or for ever when a worker died holding the queue's lock (issue 22).
 
 - workers ignore SIGINT (only the parent reacts to Ctrl-C) and turn SIGTERM into ``SystemExit``,
   so a task being stopped runs its ``finally`` blocks (``fsutil.atomic_write`` removes its
-  temporary file) and exits without a traceback;
+  temporary file) and exits without a traceback (from SIGTERM on, its standard error goes to
+  ``os.devnull``);
 - on any exception in the block (``KeyboardInterrupt`` above all) the pending tasks are cancelled,
   every worker gets SIGTERM, and those still alive after ``grace`` seconds (default 0.5) get
   SIGKILL; all are reaped before the exception goes on, so no process is left behind;
@@ -23,6 +24,7 @@ worker processes (scan, fix, migrate, run …) should create them through this h
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -34,6 +36,12 @@ GRACE_S = 0.5
 
 def _on_term(signum, frame) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process outright
+    # a worker being stopped has nothing to tell the user: whatever its exit prints (multiprocessing's
+    # "Process ForkProcess-2:" and a traceback, seen once in CI) would follow "ascendify: interrupted"
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
     raise SystemExit(128 + signum)
 
 
