@@ -24,6 +24,14 @@ BODY = "import torch\n" + "".join(
     for i in range(30))
 
 
+# A terminal's foreground command has SIGINT at its default action. A suite started in the background by a
+# non-interactive shell (`./.ci/run &`) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt
+# handler, so every command here would run to its end (exit 1, empty stderr). Reset it, then exec ascendify
+# (same pid: the session leader stays the process the test signals).
+AS_FOREGROUND = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                 "os.execv(sys.executable, [sys.executable, '-m', 'ascendify'] + sys.argv[1:])")
+
+
 def _session(sid: int) -> list[int]:
     """Live (not zombie) processes of session ``sid`` other than its leader."""
     out = []
@@ -52,7 +60,7 @@ def big_tree(tmp_path_factory):
 
 def _interrupt(args: list, cwd, twice: bool = False, started=None, settle: float = 0.5):
     env = dict(os.environ, NO_COLOR="1")
-    p = subprocess.Popen([sys.executable, "-m", "ascendify", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    p = subprocess.Popen([sys.executable, "-c", AS_FOREGROUND, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         t0 = time.monotonic()
