@@ -19,6 +19,7 @@ def _deny(monkeypatch, module, name="atomic_write"):
 
 
 def test_fix_write_unwritable_file_is_not_counted_as_fixed(tmp_path, monkeypatch):
+    """Its fixes are "not written": neither fixed nor findings that need a person; the run failed (exit 2)."""
     import ascendify.fix.run as fixrun
 
     p = tmp_path / "a.py"
@@ -27,8 +28,10 @@ def test_fix_write_unwritable_file_is_not_counted_as_fixed(tmp_path, monkeypatch
     r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", str(p))
     assert p.read_text() == CUDA_SRC
     assert r.code == 2, r.err
-    assert "cannot write (Permission denied)" in r.err
-    assert "fixed 0 finding(s) in 0 file(s); 2 remaining" in r.err, r.err
+    assert (f"ascendify: error: {p}: not written (Permission denied): 2 fix(es) not applied, file left unchanged; "
+            "make the file and its folder writable and rerun\n") in r.err, r.err
+    assert r.err.splitlines()[-1] == ("fixed 0 finding(s) in 0 file(s); 0 remaining finding(s) need a person; "
+                                      "2 fix(es) in 1 file(s) not written (see above), those files unchanged."), r.err
 
 
 def test_fix_write_unwritable_json_counts(tmp_path, monkeypatch):
@@ -37,14 +40,62 @@ def test_fix_write_unwritable_json_counts(tmp_path, monkeypatch):
     import ascendify.fix.run as fixrun
 
     p = tmp_path / "a.py"
-    p.write_text(CUDA_SRC)
+    p.write_text(CUDA_SRC + "import apex\n")  # one finding without a fix: that one does need a person
     _deny(monkeypatch, fixrun)
     r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", "--format", "json", str(p))
     assert r.code == 2
     doc = json.loads(r.out)
-    assert doc["changes"] == []
-    assert len(doc["remaining"]) == 2
-    assert doc["errors"] and "cannot write" in doc["errors"][0]["error"]
+    assert doc["changes"] == [] and doc["errors"] == []
+    assert [f["code"] for f in doc["remaining"]] == ["EXT002"], doc["remaining"]
+    assert doc["stats"] == {"applied": 0, "files_changed": 0, "remaining": 1, "unsafe_skipped": 0, "fixed": 0,
+                            "not_written": 2, "files_not_written": 1}
+    assert doc["not_written"] == [{"path": str(p), "reason": "Permission denied", "fixes": 2}]
+
+
+def test_fix_write_a_writable_file_has_nothing_not_written(tmp_path):
+    import json
+
+    p = tmp_path / "a.py"
+    p.write_text(CUDA_SRC)
+    r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", "--format", "json", str(p))
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["stats"]["fixed"] == 2 and doc["stats"]["not_written"] == 0 and doc["not_written"] == []
+    assert "not written" not in r.err and ".npu()" in p.read_text()
+
+
+def test_fix_write_requirements_that_cannot_be_written(tmp_path, monkeypatch):
+    """A dependency file's fixes that cannot be written: "not written" too, and the run fails."""
+    import json
+
+    import ascendify.fsutil as fsutil
+
+    (tmp_path / "requirements.txt").write_text("torch==2.1.0\n")
+    (tmp_path / "a.py").write_text("import torch\n")
+    _deny(monkeypatch, fsutil)
+    r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", "--format", "json", str(tmp_path))
+    doc = json.loads(r.out)
+    nw = doc["not_written"]
+    assert r.code == 2 and len(nw) == 1 and nw[0]["path"].endswith("requirements.txt") and nw[0]["reason"] == "Permission denied"
+    assert doc["stats"]["not_written"] == nw[0]["fixes"] > 0 and doc["stats"]["fixed"] == 0
+    assert not any(f["code"].startswith("DEP") and f.get("fix") for f in doc["remaining"]), doc["remaining"]
+    assert (tmp_path / "requirements.txt").read_text() == "torch==2.1.0\n"
+
+
+def test_fix_write_into_a_read_only_folder(ro_dir):
+    """A real folder that cannot be written (no monkeypatch): the OS's reason is in the line."""
+    import subprocess
+
+    p = ro_dir / "a.py"
+    root = os.geteuid() == 0
+    subprocess.run(["chattr", "-i", str(ro_dir)], capture_output=True) if root else ro_dir.chmod(0o755)
+    p.write_text(CUDA_SRC)
+    subprocess.run(["chattr", "+i", str(ro_dir)], capture_output=True) if root else ro_dir.chmod(0o555)
+    r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", str(p))
+    assert r.code == 2 and p.read_text() == CUDA_SRC
+    line = next(ln for ln in r.err.splitlines() if "not written" in ln and ln.startswith("ascendify: error: "))
+    assert str(p) in line and ("Permission denied" in line or "Operation not permitted" in line), line
+    assert "0 remaining finding(s) need a person; 2 fix(es) in 1 file(s) not written" in r.err.splitlines()[-1]
 
 
 def _all_help() -> dict:

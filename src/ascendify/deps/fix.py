@@ -255,9 +255,9 @@ def _apply_to_run(run, dep: list, paths: tuple, settings, mode: str, out_dir: Op
         if mode == "write":
             try:
                 atomic_write(path, data)
-            except OSError as exc:
-                run.errors.append((rel, f"cannot write ({exc.strerror or exc}); file left unchanged"))
-                remaining.extend(fs)
+            except OSError as exc:  # "not written": neither fixed nor left for a person (fix.run does the same)
+                run.unwritten.append((rel, exc.strerror or str(exc), len(todo)))
+                remaining.extend(f for f in fs if f not in todo)
                 continue
         elif mode == "output" and out_dir:
             target = _out_target(paths, out_dir, os.path.abspath(path))
@@ -286,8 +286,9 @@ def _apply_to_run(run, dep: list, paths: tuple, settings, mode: str, out_dir: Op
     run.fixed_ids = fixed_ids
     counts = fix_counts(all_findings, settings.unsafe_fixes, fixed_ids)
     left_unsafe = sum(1 for f in run.remaining if f.fix is not None and not f.fix.safe and not settings.unsafe_fixes)
-    counts.update(open=len(run.remaining), unsafe=left_unsafe, manual=len(run.remaining) - left_unsafe,
-                  findings=counts["fixed"] + len(run.remaining))
+    not_written = sum(n for _, _, n in run.unwritten)
+    counts.update(open=len(run.remaining), unsafe=left_unsafe, manual=len(run.remaining) - left_unsafe, not_written=not_written,
+                  findings=counts["fixed"] + len(run.remaining) + not_written)
     counts["fixed_share"] = round(counts["fixed"] / counts["findings"], 3) if counts["findings"] else 0.0
     counts["text"] = fixed_sentence(counts)
     run.counts = counts

@@ -46,7 +46,7 @@ class FixRun:
     files_changed: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # (path, message): files left unchanged
     problems: list = field(default_factory=list)  # (path, message): files missing from the --output copy
-    unwritten: list = field(default_factory=list)  # rel paths whose --write failed: their fixes count as remaining
+    unwritten: list = field(default_factory=list)  # (rel, OS reason, fixes) of each file --write could not write
     lines: dict = field(default_factory=dict)  # id(remaining finding) -> (source_line, migrated_line)
     counts: dict = field(default_factory=dict)  # output.summary.fix_counts of the scan the run started from
     fixed_ids: set = field(default_factory=set)  # id() of the scan's findings the run fixed (output.summary.fixed_by_run)
@@ -54,7 +54,8 @@ class FixRun:
     def stats(self) -> dict:
         return {"applied": len(self.changes), "files_changed": len(self.files_changed),
                 "remaining": len(self.remaining), "unsafe_skipped": self.unsafe_skipped,
-                "fixed": self.counts.get("fixed", len(self.changes))}
+                "fixed": self.counts.get("fixed", len(self.changes)),
+                "not_written": sum(n for _, _, n in self.unwritten), "files_not_written": len(self.unwritten)}
 
     def remaining_entry(self, f: Finding) -> dict:
         """A remaining finding as in the JSON change log: ``Finding.to_dict()`` plus
@@ -372,7 +373,7 @@ class _FileFix:
     applied: list = field(default_factory=list)
     texts: tuple = ("", "")
     diff: Optional[str] = None
-    unwritten: bool = False  # mode write: the fixed text could not be written; the file is unchanged
+    unwritten: Optional[str] = None  # mode write: why the fixed text could not be written (the OS's reason); file unchanged
     final: list = field(default_factory=list)  # findings of the final text: what a scan of the copy finds
     final_lines: dict = field(default_factory=dict)  # line of the fixed text -> (source, migrated) line
     summary: Optional[dict] = None  # module summary of the fixed text ({} when it has none)
@@ -426,9 +427,8 @@ def _fix_file(job: tuple) -> _FileFix:
     elif mode == "write":
         try:
             atomic_write(path, new_bytes)
-        except OSError as exc:
-            out.errors.append((rel, f"cannot write ({exc.strerror or exc}); file left unchanged"))
-            out.unwritten = True
+        except OSError as exc:  # not an error of the fix: counted as "not written", neither fixed nor for a person
+            out.unwritten = exc.strerror or str(exc)
     return out
 
 
@@ -504,8 +504,9 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     for out in _map_files(jobs_todo, settings, jobs, progress):
         rel = out.rel
         run.errors.extend(out.errors)
-        if out.unwritten:  # nothing of this file was fixed: every fixable finding still needs doing
-            run.unwritten.append(rel)
+        if out.unwritten is not None:  # the file is unchanged: its fixes are "not written", not fixed and not for a person
+            final_of[rel], n = _unwritten_left(final_of[rel], out.changes)
+            run.unwritten.append((rel, out.unwritten, n))
             continue
         run.unsafe_skipped += out.unsafe
         if out.new_bytes is None:  # unchanged: its findings stand as the scan gave them
@@ -540,14 +541,37 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     open_ = len(run.remaining)
     # findings = fixed + settled + open: settled are the scan's findings without a fix of their own that the
     # final state no longer has (a call site's DEV026 once its helper is fixed); new ones the fixes left are counted
-    counts.update(open=open_, unsafe=left_unsafe, manual=open_ - left_unsafe,
-                  settled=max(0, counts["findings"] - counts["fixed"] - open_), new=max(0, open_ - (counts["findings"] - counts["fixed"])))
+    unwritten = sum(n for _, _, n in run.unwritten)
+    done = counts["fixed"] + unwritten
+    counts.update(open=open_, unsafe=left_unsafe, manual=open_ - left_unsafe, not_written=unwritten,
+                  settled=max(0, counts["findings"] - done - open_), new=max(0, open_ - (counts["findings"] - done)))
     run.counts = counts
     run.counts["text"] = fixed_sentence(run.counts)
     run.diff = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diffs)
     if mode == "output":
         _write_output(paths, out_dir, written, run, changelog or os.path.join(out_dir, "ascendify-changes.csv"))
     return run
+
+
+def _unwritten_left(findings: list, changes: list) -> tuple:
+    """(findings left, how many taken out): the findings of a file ``--write`` could not write, less
+    those its fixes (``changes``, the rows the run would have logged) would have fixed, matched as
+    :func:`ascendify.output.summary.fixed_by_run` matches them: what a person has to do once the
+    fixes are written."""
+    from ascendify.output.summary import finding_key
+
+    rows: dict = {}
+    for c in changes:
+        k = (c["file"], c["cell"], c["source_line"], c["code"])
+        rows[k] = rows.get(k, 0) + 1
+    left = []
+    for f in sorted(findings, key=Finding.sort_key):
+        k = finding_key(f)
+        if f.fix is not None and rows.get(k, 0) > 0:
+            rows[k] -= 1
+            continue
+        left.append(f)
+    return left, len(findings) - len(left)
 
 
 def _write_output(paths: tuple, out_dir: str, written: dict, run: FixRun, changelog: str) -> None:

@@ -99,6 +99,8 @@ def fixed_sentence(c: dict[str, Any]) -> str:
         tail += f" ({c['unsafe']} of them fixable with --unsafe-fixes)"
     if c.get("new"):
         tail += f"; {c['new']} of those are new in the fixed code"
+    if c.get("not_written"):  # fix --write: files that could not be written (neither fixed nor for a person)
+        tail += f"; {c['not_written']} fix(es) not written (the file could not be written)"
     return head + tail + "."
 
 

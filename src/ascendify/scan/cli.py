@@ -206,8 +206,8 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
     if mode == "output":
         click.echo(f"migrated copy: {out_dir}", err=True)
         click.echo(f"change log:    {os.path.join(out_dir, 'ascendify-changes.csv')} (and .json)", err=True)
-    if run.unwritten:  # --write could not write a file: the run failed, whatever --fail-on says
-        return 2
+    if run.unwritten:  # --write could not write a file: the run failed, whatever --fail-on says (exit 2, as a
+        return 2       # migrated copy that cannot be written)
     return _exit_code(run.remaining, settings.fail_on, result.problems + run.problems)
 
 
@@ -217,6 +217,9 @@ def report_fix_run(run) -> None:
 
     for path, err in run.errors + run.problems:
         click.echo(text_safe(f"ascendify: {path}: {err}"), err=True)
+    for path, reason, n in run.unwritten:  # the run failed here: an error line, as a file that cannot be written elsewhere
+        click.echo(text_safe(f"ascendify: error: {path}: not written ({reason}): {n} fix(es) not applied, file left unchanged; "
+                             "make the file and its folder writable and rerun"), err=True)
 
 
 def target_line(settings: Settings) -> str:
@@ -234,6 +237,7 @@ def fix_json(run, mode: str, out_dir: Optional[str], settings: Settings) -> dict
         "changes": run.changes,
         "remaining": [run.remaining_entry(f) for f in run.remaining],
         "errors": [{"path": p, "error": e} for p, e in run.errors + run.problems],
+        "not_written": [{"path": p, "reason": why, "fixes": n} for p, why, n in run.unwritten],
     }
 
 
@@ -247,7 +251,9 @@ def fix_summary(run, verb: str) -> str:
     return (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s){gone}; {s['remaining']} remaining finding(s) need a person"
             + (f" ({s['unsafe_skipped']} of them fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "")
             + (f"; {len(run.errors)} file(s) could not be rewritten (see above) and were left unchanged" if run.errors else "")
-            + (f"; {len(run.problems)} file(s) are missing from the migrated copy (see above)" if run.problems else "") + ".")
+            + (f"; {len(run.problems)} file(s) are missing from the migrated copy (see above)" if run.problems else "")
+            + (f"; {s['not_written']} fix(es) in {s['files_not_written']} file(s) not written (see above), those files unchanged"
+               if run.unwritten else "") + ".")
 
 
 # --------------------------------------------------------------------------- rules
