@@ -42,6 +42,23 @@ def read_env_file(path: str) -> Dict[str, str]:
     return out
 
 
+def _check_chip(chip: str) -> None:
+    """A --chip the KB knows neither as a soc_version nor as a family is a usage error (exit 2), as
+    for fit and export: the install hints would be for no chip at all."""
+    from ascendify.kb import chips as kbchips
+
+    text = chip.strip()
+    if text and (kbchips.family_code(text) is not None or kbchips.chip_info(text) is not None):
+        return
+    names: Dict[str, list] = {}
+    for alias, code in kbchips.FAMILY_ALIASES.items():
+        if " " not in alias and not alias.startswith("ascend"):
+            names.setdefault(code, []).append(alias)
+    fams = ", ".join(f"{v[0]} ({', '.join(v[1:])})" if len(v) > 1 else v[0] for v in names.values())
+    raise AscendifyError(f"doctor --chip {chip!r}: not a chip the KB knows; give a family: {fams}; "
+                         f"or a soc_version such as Ascend910B3, Ascend310P3 (all {len(kbchips.all_chips())} are in docs/chips.md)")
+
+
 @click.command("doctor", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", "root", default="/", metavar="DIR", show_default=True,
               help="Read every file relative to DIR (a container image or an unpacked /usr/local/Ascend + /etc).")
@@ -74,6 +91,8 @@ def doctor(root: str, fmt: str, output_file: Optional[str], deep: bool, chip: Op
     from ascendify.doctor.core import Options, run_doctor
     from ascendify.doctor.render import render_text
 
+    if chip is not None:
+        _check_chip(chip)
     if not os.path.isdir(root):
         raise AscendifyError(f"--root {root}: not a directory")
     if npu_smi and not os.path.exists(npu_smi):
