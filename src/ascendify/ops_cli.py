@@ -50,10 +50,11 @@ def ops(query: str, torch_npu: Optional[str], all_versions: bool, chip: Optional
     from ascendify.kb.query import lookup
     if torch_npu and all_versions:
         raise click.UsageError("give either --torch-npu or --all-versions, not both")
+    reason = "from --torch-npu"
     if not torch_npu and not all_versions:
-        torch_npu, _ = default_release()
+        torch_npu, reason = default_release()
     try:
-        res = lookup(query, torch_npu, all_versions, chip)
+        res = lookup(query, torch_npu, all_versions, chip, release_reason=reason)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--torch-npu")
     if fmt == "json":
@@ -123,11 +124,17 @@ def render_text(res: dict, verbose: bool = False) -> None:
     if res["chip"]:
         head += f", chip {res['chip']}"
     say(head, "", "    ", "bold")
+    why = res.get("release_reason")
+    if res["torch_npu"] and why and why != "from --torch-npu":  # the default release: say which, why, how to see others
+        say(f"the table is for torch_npu {res['torch_npu']} ({why}); --torch-npu VERSION for another release, "
+            f"--all-versions for all {res.get('known_releases', len(res['releases']))}", "  ", "      ", "dim")
     for w in res["warnings"]:
         say("warning: " + w, "", "    ", "yellow")
     if not res["found"]:
         say(f"unknown: '{res['query']}' is in no op table, API list or deprecation list of the KB "
             f"(unknown is not 'supported'). Try the aten name (aten::name) or the full API path.", "", "    ", "red")
+    for n in res.get("no_default_overload", ()):
+        say(f"aten::{n} has no overload of its own (no {n}.default): its overloads are the rows below", "  ", "      ", "dim")
     if res["api_to_aten"]:
         say(f"API → aten: {res['api_to_aten']}", "", "    ", "dim")
     if res["support"]:

@@ -75,7 +75,10 @@ def _expand(names: "list[str]", rel: str, with_overloads: bool) -> "list[str]":
     table = kbops.load_release(rel)
     out = []
     for n in names:
-        cand = [n] + ([o for o in table.overloads(n.split(".")[0]) if o != n] if with_overloads and "." not in n else [])
+        more = [o for o in table.overloads(n.split(".")[0]) if o != n] if with_overloads and "." not in n else []
+        # aten::add is an overload packet with no overload of its own (no add.default): its overloads
+        # are the rows, not an "unknown" one for the bare name
+        cand = ([] if more and n not in table.ops else [n]) + more
         for c in cand:
             if c not in out:
                 out.append(c)
@@ -83,11 +86,12 @@ def _expand(names: "list[str]", rel: str, with_overloads: bool) -> "list[str]":
 
 
 def lookup(query: str, torch_npu: Optional[str] = None, all_versions: bool = False,
-           chip: Optional[str] = None) -> dict:
+           chip: Optional[str] = None, release_reason: str = "") -> dict:
     """Everything the KB says about ``query`` (see module doc).
 
     Raises ``ValueError`` for a malformed ``torch_npu`` version.  Unknown
     names give ``found = False`` and empty support rows, never "supported".
+    ``release_reason``: why ``torch_npu`` is the release asked for (the default's reason), echoed.
     """
     kind, norm = classify_query(query)
     release, warning = kbops.resolve_release(torch_npu)
@@ -162,6 +166,8 @@ def lookup(query: str, torch_npu: Optional[str] = None, all_versions: bool = Fal
     return {
         "query": query, "kind": kind, "normalized": norm, "found": found,
         "torch_npu": None if all_versions else release, "requested": torch_npu, "releases": rels,
+        "release_reason": None if all_versions else release_reason, "known_releases": len(kbops.releases()),
+        "no_default_overload": [n for n in aten if n not in names],
         "warnings": warnings, "chip": chip_obj.soc_version if chip_obj else chip,
         "apis": apis, "aten_ops": names, "named_ops": [n for n in names if n.split(".")[0] in aten],
         "reached_ops": [n for n in names if n.split(".")[0] not in aten], "api_to_aten": how,
