@@ -90,8 +90,8 @@ def resolve_release(torch_npu: Optional[str]) -> "tuple[str, Optional[str]]":
 
     Exact match → (release, None).  A bare ``X.Y.Z`` → the newest ``.postN``
     of that line, without a note; ``X.Y.Z.postN`` not in the KB → the known
-    release of that line with a note.  Otherwise the nearest release by
-    (major, minor, patch, post), preferring the older one on ties, with a
+    release of that line with a note.  Otherwise the newest known release at
+    or below it (the oldest when it is older than every known one), with a
     warning naming both.  ``None`` → the newest release.  A string that is not
     a version raises ``ValueError``.
     """
@@ -111,12 +111,15 @@ def resolve_release(torch_npu: Optional[str]) -> "tuple[str, Optional[str]]":
         return same[-1], (f"torch_npu {req} is not in the KB; using the data of torch_npu {same[-1]} "
                           f"(same torch {'.'.join(map(str, k[:3]))} line)")
 
-    def dist(r: str) -> tuple:
-        rk = _vkey(r)
-        return (abs(rk[0] - k[0]) * 1000 + abs(rk[1] - max(k[1], 0)) * 10 + abs(rk[2] - max(k[2], 0)) / 10, rk > k)
-
-    best = min(rels, key=dist)
-    return best, f"torch_npu {req} is not in the KB; using the nearest known release torch_npu {best}"
+    # the newest known release at or below the one asked for (9.9.9 -> the newest, 2.2.0 -> 2.1.0); the
+    # oldest when it is older than all (the old distance weighed minor numbers across majors: 9.9.9 got 2.9.0)
+    below = [r for r in rels if _vkey(r) <= k]
+    if below:
+        best = below[-1]
+        where = "the newest the KB knows" + ("" if best == rels[-1] else f" at or below {req}")
+    else:
+        best, where = rels[0], "the oldest the KB knows; none is older"
+    return best, f"torch_npu {req} is not in the KB; using the nearest known release torch_npu {best} instead ({where})"
 
 
 class Release:

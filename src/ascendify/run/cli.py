@@ -99,7 +99,13 @@ def execute(command: Sequence[str], *, torch_npu: Optional[str] = None, chip: Op
     starts = [e for evs in events.values() for e in evs if e.get("kind") == "start"]
     used = starts[0].get("torch_npu") if starts else None
     if used and used != release and not used.startswith(release + ".post"):
-        emulated["release_note"] = f"torch_npu {release} requested; the emulator used the KB of {used}"
+        from ascendify.kb.ops import resolve_release
+
+        try:  # the KB's own words: 9.9.9 is not in it, and which known release is used instead
+            note = resolve_release(release)[1]
+        except ValueError:
+            note = None
+        emulated["release_note"] = note or f"torch_npu {release} requested; the emulator used the KB of {used}"
     if used:
         emulated["torch_npu"] = used
     if starts and starts[0].get("chip"):
