@@ -52,7 +52,7 @@ def test_exit_codes(proj):
     assert missing.code == 2 and "missing.py: no such file or folder" in missing.err
     assert missing.out == ""  # no "No files scanned." / target line after the one error line
     fixed = run_cli("fix", "missing.py", cwd=str(proj))
-    assert fixed.code == 2 and fixed.out == "" and fixed.err.strip() == "ascendify: missing.py: no such file or folder"
+    assert fixed.code == 2 and fixed.out == "" and fixed.err.strip() == "ascendify: error: missing.py: no such file or folder"
     usage = run_cli("scan", "--format", "xml", cwd=str(proj))
     assert usage.code == 2
 

@@ -18,7 +18,7 @@ from ascendify.report.html import render_site
 from ascendify.fsutil import is_within
 from ascendify.options import (chip_option, emit, emit_json, envelope, input_option, out_dir_option, project_options, project_settings,
                                report_options, split_output_dir, target_option, torch_npu_option)
-from ascendify.scan.cli import _exit_code, _run_scan, report_fix_run, target_line
+from ascendify.scan.cli import _exit_code, _run_scan, problem_line, report_fix_run, target_line
 
 DOCTOR_TIMEOUT_S = 120
 PROBE_TIMEOUT_S = 600
@@ -141,7 +141,7 @@ def migrate(project, out_dir, select, select_extend, ignore, ignore_extend, excl
     included = _includes(include)  # a bad --include fails before the scan and the copy
     result = _run_scan((project,), settings, cache_dir, no_cache, jobs, quiet=fmt != "text")
     for p, m in result.problems:
-        click.echo(f"ascendify: {p}: {m}", err=True)
+        click.echo(problem_line(p, m), err=True)
     migrated = os.path.join(out, "project")
     warning = stale_output_warning(migrated)
     if warning:

@@ -78,6 +78,17 @@ def _run_scan(paths, settings: Settings, cache_dir, no_cache, jobs, quiet=False,
     return result
 
 
+GIVEN_PATH_ERRORS = ("no such file or folder", "not a file or folder (broken symlink?)")
+"""Problems of a path given on the command line: errors, said as every command says one (migrate's
+"ascendify: error: PATH: no such file or folder"); the others (a loop or broken link inside a folder)
+are notes on what the walk left out."""
+
+
+def problem_line(path: str, message: str) -> str:
+    """The stderr line of a scan problem (``ScanResult.problems``)."""
+    return f"ascendify: {'error: ' if message in GIVEN_PATH_ERRORS else ''}{path}: {message}"
+
+
 def _nothing_found(result: ScanResult) -> bool:
     """No file was found because none of the given paths exists (exit 2, no summary)."""
     return not result.findings and bool(result.problems) and all(m == "no such file or folder" for _, m in result.problems)
@@ -115,7 +126,7 @@ def scan(paths, select, select_extend, ignore, ignore_extend, exclude, target, t
     settings = project_settings(paths, select, select_extend, ignore, ignore_extend, exclude, target, torch_npu, chip, config_file, no_config, fail_on)
     result = _run_scan(paths, settings, cache_dir, no_cache, jobs, quiet=fmt != "text")
     for p, m in result.problems:
-        click.echo(f"ascendify: {p}: {m}", err=True)
+        click.echo(problem_line(p, m), err=True)
     if _nothing_found(result):  # every path given is missing: the error lines above say it all
         return 2
     summary = summarize(result.findings, result.files, result.lines)
@@ -186,7 +197,7 @@ def fix(paths, select, select_extend, ignore, ignore_extend, exclude, target, to
             click.echo(f"ascendify: warning: {warning}", err=True)
     result = _run_scan(paths, settings, cache_dir, no_cache, jobs, quiet=fmt != "text", lines=True)
     for p, m in result.problems:
-        click.echo(f"ascendify: {p}: {m}", err=True)
+        click.echo(problem_line(p, m), err=True)
     if _nothing_found(result):
         return 2
     progress = FileProgress("fixing", len({f.path for f in result.findings if f.fix is not None}))
