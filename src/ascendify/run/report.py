@@ -501,8 +501,9 @@ def _autocast_text(a: dict) -> str:
 
 
 def _scaler_text(gs: dict, ac: list) -> Optional[str]:
-    """'loss scaling: active (N steps, K skipped)', a disabled scaler, or 'no GradScaler' where autocast ran
-    in float16 (bf16 needs none); None when neither scaler nor AMP is in sight."""
+    """'loss scaling: active (N steps, K skipped)', a scaler torch disabled ('OFF --', a problem), one the
+    program built with enabled=False or none at all ('off (...)', the program's choice), or 'no GradScaler'
+    where autocast ran in float16 (bf16 needs none); None when neither scaler nor AMP is in sight."""
     built = gs.get("constructed") or []
     on = [c for c in built if c.get("enabled")]
     tail = (f"; {gs.get('backoff', 0)} back-off(s), {gs.get('grow', 0)} growth(s), scale {gs.get('last_scale')}"
@@ -515,8 +516,10 @@ def _scaler_text(gs: dict, ac: list) -> Optional[str]:
                 + (" -- but no autocast was on (switched off above): it scales fp32 training" if amp_off else ""))
     if built:
         c = built[0]
-        why = ("the program passed enabled=False" if not c.get("requested") else
-               "CUDA is absent on an Ascend host: torch disabled it" if c.get("device_type") == "cuda" else
+        if not c.get("requested"):  # the program's own choice, not a problem of the port: said as such
+            return (f"loss scaling: off (the program chose it: GradScaler({c.get('device_type')!r}, enabled=False) at "
+                    f"{_frame_text(c.get('user_frame'))}; its {gs.get('steps', 0)} step(s) ran unscaled)")
+        why = ("CUDA is absent on an Ascend host: torch disabled it" if c.get("device_type") == "cuda" else
                "torch disabled it")
         return (f"loss scaling: OFF -- GradScaler({c.get('device_type')!r}) at {_frame_text(c.get('user_frame'))} is "
                 f"disabled ({why}); its {gs.get('steps', 0)} step(s) ran unscaled")
@@ -527,8 +530,8 @@ def _scaler_text(gs: dict, ac: list) -> Optional[str]:
     if fp16:
         return (f"loss scaling: no GradScaler (autocast {fp16[0]['device_type']} -> float16 at "
                 f"{_sites_text(fp16[0])} trains without a loss scale)")
-    if ac and any(a.get("switched_off") for a in ac):
-        return "loss scaling: no GradScaler"
+    if ac and any(a.get("switched_off") for a in ac):  # no float16 autocast ran: nothing to scale
+        return "loss scaling: off (the program does not use a GradScaler)"
     return None
 
 
