@@ -10,27 +10,28 @@ dtypes are converted to float64 by the caller), cached on disk where numba can w
 The kernels reproduce the numpy path of ``Accumulator.update`` / ``update_range``
 element for element: the same float64 operations per element (x − y, |x − y|/|y|,
 (x − lo)·(1/(hi − lo)) floored at float32 eps, ...), so counts, minima and maxima are
-bit-identical; only the order of the sums differs (numba with ``reassoc`` vectorises them
-into several partial sums, numpy sums pairwise or in BLAS), which changes the sums by a
+bit-identical (KL's ln(p/q) is not numpy's log of the rounded p/q but within 2 ulp of the
+exact one); only the order of the sums differs (numba with ``reassoc`` vectorises them into several partial sums, numpy sums pairwise or in BLAS), which changes the sums by a
 few units in the last place, and KL (a difference of nearly equal sums for close tensors)
 within rtol 1e-9 / atol 1e-12 (tests/compare/test_fused.py).
 
 Data pass: on a chunk whose Σx² and Σy² come out finite (so every element is
-finite) the sums run vectorised with only the ``reassoc`` fast-math flag, and the
-maxima, minima and Σ|x−y|/|y| in LANES partial results (elementwise updates, which
-LLVM vectorises without fast-math flags); |x| > 65504 is counted only when the
-range says it can occur (as in the numpy path); KL's p, q, p/q and Σ p·ln(p/q) in one more
-vectorised loop (``_kl_sums``), with fdlibm's log written branch-free (``_log_pos``, bit casts by
-two LLVM intrinsics) so that LLVM vectorises it: numba's scalar ``log`` costs ~9 ns a value, and
-so does numpy's float64 log on CPUs without AVX-512 (numpy vectorises it only with AVX-512F),
-against ~2 ns here, within 1 ulp of numpy's.  A chunk holding NaN/Inf (or overflowing a float64 sum) reruns in
-``_data_masked``: one scalar loop that counts NaN/Inf per side and the mismatches
+finite) every reduction but KL's runs in one loop (``_sums_rel``) vectorised with only the
+``reassoc`` fast-math flag, the maxima max |x−y| and max |x−y|/|y| taken on the bit patterns
+(uint64: non-negative doubles order as their bits; LLVM vectorises that integer max, not the
+float one, so the maxima stay exact); |x| > 65504 is counted only when the
+range says it can occur (as in the numpy path); KL's p, q and Σ p·ln(p/q) in one more
+vectorised loop (``_kl_sums``), with ln(p/q) computed branch-free from p and q (``_log_ratio``:
+fdlibm's reduction and polynomial, one division, bit casts by two LLVM intrinsics) so that LLVM
+vectorises it: numba's scalar ``log`` costs ~9 ns a value, and so does numpy's float64 log on CPUs
+without AVX-512 (numpy vectorises it only with AVX-512F).  A chunk holding NaN/Inf (or
+overflowing a float64 sum) reruns in ``_data_masked``: one scalar loop that counts NaN/Inf per side and the mismatches
 and uses only positions where both sides are finite.  Range pass (KL's min/max):
 ``range_pass``, used by the caller only for chunks with NaN/Inf (numpy's SIMD
 min/max on the raw dtype is faster for the others).
 """
 
-# ruff: noqa: PLR1730, FURB136 -- selects and ``if v > m: m = v`` vectorise in the lane loops, numba's max() does not
+# ruff: noqa: PLR1730, FURB136 -- selects and ``if v > m: m = v`` vectorise (lane loops, integer maxima), numba's max() does not
 
 from __future__ import annotations
 
@@ -77,16 +78,38 @@ def all_finite(x, y):
     return s == 0.0
 
 
-#: lanes of the block-wise min/max (and |x−y|/|y| sum): elementwise updates of B
-#: partial results vectorise without any fast-math flag
+@intrinsic
+def _f64_bits(typingctx, x):
+    """The bits of a float64 as uint64 (an LLVM bitcast: vectorises)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.uint64(types.float64), codegen
+
+
+@intrinsic
+def _bits_f64(typingctx, u):
+    """The float64 of these uint64 bits (an LLVM bitcast: vectorises)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.uint64), codegen
+
+
+#: lanes of the block-wise min/max (``_minmax``): elementwise updates of LANES partial results
+#: vectorise without any fast-math flag
 LANES = 128
 
 
-@_jit(fastmath=_SUMS)
-def _sums(x, y, fo):
-    """Sums without division, vectorised by ``reassoc``: Σx², Σy², Σxy, Σx, Σy,
-    Σ(x−y)², Σ|x−y|."""
-    sxx = syy = sxy = sx = sy = sdd = sab = 0.0
+@_jit(fastmath=_SUMS, error_model="numpy")
+def _sums_rel(x, y, fo):
+    """The data pass's reductions but KL's, in one loop vectorised by ``reassoc``: Σx², Σy², Σxy,
+    Σx, Σy, Σ(x−y)², Σ|x−y|, Σ|x−y|/|y| (0 where |y| ≤ ε), and max |x−y|, max |x−y|/|y|.
+    The maxima are taken on the bit patterns as uint64: both values are ≥ +0.0 (``abs``, or the
+    0.0 of a masked position), and non-negative doubles, +inf included, order as their bits
+    do, so the maxima are exact; LLVM vectorises the integer max, not the float one.
+    ``error_model="numpy"``: the guarded division needs no zero-division branch."""
+    sxx = syy = sxy = sx = sy = sdd = sab = srel = 0.0
+    mab = np.uint64(0)
+    mrel = np.uint64(0)
     for i in range(x.size):
         a = np.float64(x[i])
         b = np.float64(y[i])
@@ -97,7 +120,15 @@ def _sums(x, y, fo):
         sy += b
         d = a - b
         sdd += d * d
-        sab += abs(d)
+        ad = abs(d)
+        sab += ad
+        ab = abs(b)
+        r = ad / ab if ab > EPS64 else 0.0
+        srel += r
+        ua = _f64_bits(ad)
+        ur = _f64_bits(r)
+        mab = ua if ua > mab else mab
+        mrel = ur if ur > mrel else mrel
     fo[SXX] = sxx
     fo[SYY] = syy
     fo[SXY] = sxy
@@ -105,6 +136,9 @@ def _sums(x, y, fo):
     fo[SY] = sy
     fo[SDD] = sdd
     fo[SUM_ABS] = sab
+    fo[SUM_REL] = srel
+    fo[MAX_ABS] = _bits_f64(mab)
+    fo[MAX_REL] = _bits_f64(mrel)
 
 
 @_jit(fastmath=_SUMS)
@@ -114,100 +148,6 @@ def _count_over(v):
     for i in range(v.size):
         c += abs(np.float64(v[i])) > FP16_MAX
     return c
-
-
-@_jit()
-def _rel_max_minmax(x, y, fo):
-    """:func:`_rel_max` and :func:`_minmax` (into fo[MIN_X:MIN_X + 4]) in one loop."""
-    mab = np.zeros(LANES)
-    mrel = np.zeros(LANES)
-    srel = np.zeros(LANES)
-    mnx = np.full(LANES, np.inf)
-    mxx = np.full(LANES, -np.inf)
-    mny = np.full(LANES, np.inf)
-    mxy = np.full(LANES, -np.inf)
-    n = x.size
-    m = n - n % LANES
-    for i in range(0, m, LANES):
-        for j in range(LANES):
-            a = np.float64(x[i + j])
-            b = np.float64(y[i + j])
-            ad = abs(a - b)
-            ab = abs(b)
-            r = ad / ab if ab > EPS64 else 0.0
-            if ad > mab[j]:
-                mab[j] = ad
-            if r > mrel[j]:
-                mrel[j] = r
-            srel[j] += r
-            if a < mnx[j]:
-                mnx[j] = a
-            if a > mxx[j]:
-                mxx[j] = a
-            if b < mny[j]:
-                mny[j] = b
-            if b > mxy[j]:
-                mxy[j] = b
-    for i in range(m, n):
-        a = np.float64(x[i])
-        b = np.float64(y[i])
-        ad = abs(a - b)
-        ab = abs(b)
-        r = ad / ab if ab > EPS64 else 0.0
-        if ad > mab[0]:
-            mab[0] = ad
-        if r > mrel[0]:
-            mrel[0] = r
-        srel[0] += r
-        if a < mnx[0]:
-            mnx[0] = a
-        if a > mxx[0]:
-            mxx[0] = a
-        if b < mny[0]:
-            mny[0] = b
-        if b > mxy[0]:
-            mxy[0] = b
-    fo[MAX_ABS] = mab.max()
-    fo[MAX_REL] = mrel.max()
-    fo[SUM_REL] = srel.sum()
-    fo[MIN_X] = mnx.min()
-    fo[MAX_X] = mxx.max()
-    fo[MIN_Y] = mny.min()
-    fo[MAX_Y] = mxy.max()
-
-
-@_jit()
-def _rel_max(x, y, fo):
-    """max |x−y|, max and Σ of |x−y|/|y| (0 where |y| ≤ ε) in LANES partial results."""
-    mab = np.zeros(LANES)
-    mrel = np.zeros(LANES)
-    srel = np.zeros(LANES)
-    n = x.size
-    m = n - n % LANES
-    for i in range(0, m, LANES):
-        for j in range(LANES):
-            b = np.float64(y[i + j])
-            ad = abs(np.float64(x[i + j]) - b)
-            ab = abs(b)
-            r = ad / ab if ab > EPS64 else 0.0
-            if ad > mab[j]:
-                mab[j] = ad
-            if r > mrel[j]:
-                mrel[j] = r
-            srel[j] += r
-    for i in range(m, n):
-        b = np.float64(y[i])
-        ad = abs(np.float64(x[i]) - b)
-        ab = abs(b)
-        r = ad / ab if ab > EPS64 else 0.0
-        if ad > mab[0]:
-            mab[0] = ad
-        if r > mrel[0]:
-            mrel[0] = r
-        srel[0] += r
-    fo[MAX_ABS] = mab.max()
-    fo[MAX_REL] = mrel.max()
-    fo[SUM_REL] = srel.sum()
 
 
 @_jit()
@@ -248,22 +188,6 @@ def _minmax(x, y, fo, at):
     fo[at + 3] = mxy.max()
 
 
-@intrinsic
-def _f64_bits(typingctx, x):
-    """The bits of a float64 as uint64 (an LLVM bitcast: vectorises)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.uint64(types.float64), codegen
-
-
-@intrinsic
-def _bits_f64(typingctx, u):
-    """The float64 of these uint64 bits (an LLVM bitcast: vectorises)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.uint64), codegen
-
-
 # fdlibm e_log.c (Sun Microsystems, freely distributable; as in musl before 2018): ln(2) split
 # in two, and the minimax coefficients of log((1+s)/(1-s)) = 2s + s·R(s²)
 _LN2_HI = 6.93147180369123816490e-01
@@ -271,35 +195,49 @@ _LN2_LO = 1.90821492927058770002e-10
 _LG1, _LG2, _LG3, _LG4 = 6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, \
     2.222219843214978396e-01
 _LG5, _LG6, _LG7 = 1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01
-_TWO52 = 4503599627370496.0
+
+
+_SQRT2 = 1.4142135623730951
+_MANT = np.uint64(0x000FFFFFFFFFFFFF)
+_ONE = np.uint64(0x3FF0000000000000)
+_MAGIC = np.uint64(0x4330000000000000)  # 2**52 as float64 bits: (these + e) - these = e, exactly
 
 
 @numba.njit(inline="always")
-def _log_pos(v):
-    """ln(v) for a positive normal float64 (KL's p/q: both in [eps32, 1], so v lies in
-    [1.2e-7, 8.4e6]), fdlibm's algorithm, error < 1 ulp (numpy's log: the same value but for
-    the last bit in ~0.5% of random inputs, tests/compare/test_fused.py).  Branch-free
-    integer and float operations only, so LLVM vectorises the loop around it; numpy's float64
-    log is scalar on CPUs without AVX-512 (~9 ns a value against ~2 ns here)."""
-    u = _f64_bits(v)
-    hx = (u >> np.uint64(32)) + np.uint64(0x3FF00000 - 0x3FE6A09E)  # mantissa into [sqrt(2)/2, sqrt(2))
-    e = hx >> np.uint64(20)                                             # biased exponent k + 1023
-    hx = (hx & np.uint64(0x000FFFFF)) + np.uint64(0x3FE6A09E)
-    f = _bits_f64((hx << np.uint64(32)) | (u & np.uint64(0xFFFFFFFF))) - 1.0
-    dk = _bits_f64(np.uint64(0x4330000000000000) + e) - (_TWO52 + 1023.0)  # k as float64, exactly
-    hfsq = 0.5 * f * f
-    s = f / (2.0 + f)
+def _log_ratio(p, q):
+    """ln(p/q) for positive normal float64 p, q (KL's p and q: both in [eps32, ~1]), with one
+    division and no p/q: p = mp·2^ep and q = mq·2^eq (mantissas in [1, 2), split by bit masks,
+    exactly), mp/mq brought into [√½, √2) by halving one of them (exact), then fdlibm's
+    reduction log(m) = 2s + s·R(s²) with s = (mp − mq)/(mp + mq) (mp − mq is exact) and
+    fdlibm's minimax R.  Within 2 ulp of the exact ln(p/q) (measured 1.8 ulp, 2.4e-16 absolute
+    at most: tests/compare/test_fused.py), where numpy's log of the rounded p/q is off by up to
+    2.7e-16, and for close p and q by millions of ulp of the tiny result; exactly 0 for p = q
+    and ln 2·k for p/q = 2^k.  Branch-free integer and float operations only, so LLVM
+    vectorises the loop around it: numpy's float64 log is scalar on CPUs without AVX-512
+    (~6-9 ns a value against ~2 ns for this, KL's p, q and sums included)."""
+    up = _f64_bits(p)
+    uq = _f64_bits(q)
+    k = _bits_f64(_MAGIC + (up >> np.uint64(52))) - _bits_f64(_MAGIC + (uq >> np.uint64(52)))  # ep - eq, exact
+    mp = _bits_f64((up & _MANT) | _ONE)
+    mq = _bits_f64((uq & _MANT) | _ONE)
+    big = mp > _SQRT2 * mq
+    small = mq > _SQRT2 * mp
+    mp = mp * 0.5 if big else mp
+    mq = mq * 0.5 if small else mq
+    k = k + 1.0 if big else k
+    k = k - 1.0 if small else k
+    s = (mp - mq) / (mp + mq)
     z = s * s
     w = z * z
     r = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7))) + w * (_LG2 + w * (_LG4 + w * _LG6))
-    return s * (hfsq + r) + dk * _LN2_LO - hfsq + f + dk * _LN2_HI
+    return k * _LN2_HI + (2.0 * s + (s * r + k * _LN2_LO))
 
 
 @_jit(fastmath=_SUMS, error_model="numpy")
 def _kl_sums(x, y, lo_x, sc_x, lo_y, sc_y, fo):
     """KL's sums: p = max((x − lo_x)·sc_x, eps32) and q likewise from y, elementwise as the numpy
     path, and Σp, Σq, Σ p·ln(p/q) into ``fo[KL_SP]``, ``fo[KL_SQ]``, ``fo[KL_SPL]``, in one
-    vectorised loop (``error_model="numpy"``: q ≥ eps32, so p/q never divides by zero)."""
+    vectorised loop (``error_model="numpy"``: no zero-division branch; mp + mq ≥ 2 anyway)."""
     sp = sq = spl = 0.0
     for i in range(x.size):
         p = (np.float64(x[i]) - lo_x) * sc_x
@@ -308,7 +246,7 @@ def _kl_sums(x, y, lo_x, sc_x, lo_y, sc_y, fo):
         q = q if q > EPS32 else EPS32
         sp += p
         sq += q
-        spl += p * _log_pos(p / q)
+        spl += p * _log_ratio(p, q)
     fo[KL_SP] = sp
     fo[KL_SQ] = sq
     fo[KL_SPL] = spl
@@ -319,17 +257,13 @@ def _data_finite(x, y, want_minmax, ov_x, ov_y, kl_on, lo_x, sc_x, lo_y, sc_y, f
     """The data pass if the chunk is all finite: True then; False (and ``fo``/``io``
     partly written) if it holds NaN/Inf or a float64 sum overflowed.  Σx² and Σy²
     are finite only when every x and y is (the numpy path's test too)."""
-    _sums(x, y, fo)
-    if not math.isfinite(fo[SXX] + fo[SYY] + fo[SDD] + fo[SX] + fo[SY] + fo[SXY] + fo[SUM_ABS]):
+    _sums_rel(x, y, fo)
+    if not math.isfinite(fo[SXX] + fo[SYY] + fo[SDD] + fo[SX] + fo[SY] + fo[SXY] + fo[SUM_ABS] + fo[SUM_REL]):
         return False
     if want_minmax:
-        _rel_max_minmax(x, y, fo)
+        _minmax(x, y, fo, MIN_X)
         ov_x = ov_x and (fo[MAX_X] > FP16_MAX or fo[MIN_X] < -FP16_MAX)
         ov_y = ov_y and (fo[MAX_Y] > FP16_MAX or fo[MIN_Y] < -FP16_MAX)
-    else:
-        _rel_max(x, y, fo)
-    if not math.isfinite(fo[SUM_REL]):
-        return False
     io[OVER_X] = _count_over(x) if ov_x else 0
     io[OVER_Y] = _count_over(y) if ov_y else 0
     if kl_on:
@@ -394,7 +328,7 @@ def _data_masked(x, y, kl_on, lo_x, sc_x, lo_y, sc_y, fo, io):
                     q = EPS32
                 spk += p
                 sqk += q
-                splk += p * _log_pos(p / q)
+                splk += p * _log_ratio(p, q)
             nv += 1
         else:
             na = math.isnan(a)
