@@ -37,6 +37,24 @@ _DOUBLE = {"DOUBLE", "DT_DOUBLE", "FLOAT64", "COMPLEX64", "COMPLEX128", "DT_COMP
 _INT64 = {"INT64", "DT_INT64", "UINT64", "DT_UINT64"}
 
 
+def time_unit(values: Iterable[Optional[float]]) -> tuple:
+    """One unit for a group of times in µs (a table, a line, a suggestion): (name, divisor, decimals)
+    from the largest value, so a group never mixes ms and µs (issue 22)."""
+    top = max((abs(v) for v in values if v is not None), default=0.0)
+    if top >= 1e6:
+        return "s", 1e6, 2
+    if top >= 1e3:
+        return "ms", 1e3, 2
+    return "µs", 1.0, 1
+
+
+def times(*values_us: Optional[float]) -> list:
+    """``values_us`` as texts with their unit, all in the one :func:`time_unit` of the group
+    (``times(14200, 10000)`` → ``["14.20 ms", "10.00 ms"]``; None → ``"-"``)."""
+    u = time_unit(values_us)
+    return ["-" if v is None else f"{v / u[1]:,.{u[2]}f} {u[0]}" for v in values_us]
+
+
 @lru_cache(maxsize=1)
 def advice() -> dict:
     text = resources.files("ascendify.profile").joinpath("data").joinpath("advice.toml").read_text(encoding="utf-8")
@@ -538,7 +556,7 @@ def suggestions(rep: dict) -> list:
         rules = list(adv["aicpu"]["rules_double"]) if dts & _DOUBLE else []
         if a["op_type"].lower() in ("index", "indexput", "indexputv2", "nonzero"):
             rules += adv["aicpu"]["rules_index"]
-        out.append({"area": "aicpu", "finding": f"{a['op_type']}{dt} runs on AI_CPU: {a['count']} task(s), {a['total_us']:.1f} µs"
+        out.append({"area": "aicpu", "finding": f"{a['op_type']}{dt} runs on AI_CPU: {a['count']} task(s), {times(a['total_us'])[0]}"
                     + (f"; {a['reason']}" if a.get("reason") else ""), "change": a["suggestion"], "scan_rules": _rules(rules)})
     dyn = rep.get("dynamic_shape") or {}
     if dyn.get("dynamic"):
@@ -556,16 +574,17 @@ def suggestions(rep: dict) -> list:
     tr = rep.get("trace") or {}
     dl = tr.get("dataloader") or {}
     if dl.get("starving"):
-        out.append({"area": "dataloader", "finding": f"{dl['slow_calls']} of {dl['calls']} data-loader calls > {dl['threshold_us']:.0f} µs (max {dl['max_us']:.0f} µs)",
+        over, top_ = times(dl["threshold_us"], dl["max_us"])
+        out.append({"area": "dataloader", "finding": f"{dl['slow_calls']} of {dl['calls']} data-loader calls > {over} (max {top_})",
                     "change": dl["advice"], "scan_rules": _rules(adv["dataloader"]["rules"])})
     for fu in tr.get("fusion", [])[:5]:
         out.append({"area": "fusion", "finding": f"{fu['count']}× {' | '.join(fu['patterns'][:2])}",
                     "change": f"use {fu['api']} (CANN ≥ {fu['since_cann']})", "scan_rules": []})
     if tr.get("memory_ops_advice"):
-        out.append({"area": "memory", "finding": f"{tr['memory_ops_us']:.0f} µs in device memory alloc/free calls", "change": tr["memory_ops_advice"],
+        out.append({"area": "memory", "finding": f"{times(tr['memory_ops_us'])[0]} in device memory alloc/free calls", "change": tr["memory_ops_advice"],
                     "scan_rules": _rules(adv["memory_ops"]["rules"])})
     for fb in (rep.get("cpu_fallback") or [])[:3]:
-        out.append({"area": "cpu-fallback", "finding": f"{fb['op']}: {fb['calls']} call(s), {fb['host_us']:.0f} µs host time, no device time",
+        out.append({"area": "cpu-fallback", "finding": f"{fb['op']}: {fb['calls']} call(s), {times(fb['host_us'])[0]} host time, no device time",
                     "change": adv["fallback"]["advice"], "scan_rules": _rules(adv["fallback"]["rules"])})
     cm = rep.get("communication") or {}
     if cm.get("advice"):

@@ -40,16 +40,6 @@ def _emit(text: str, output: Optional[str]) -> None:
     emit(text, output)
 
 
-def _us(x: Optional[float]) -> str:
-    if x is None:
-        return "-"
-    if x >= 1e6:
-        return f"{x / 1e6:,.2f} s"
-    if x >= 1e3:
-        return f"{x / 1e3:,.2f} ms"
-    return f"{x:,.1f} µs"
-
-
 def _unit(values) -> tuple:
     """One unit for a whole table (µs values): (name, divisor, decimals) from the largest value."""
     top = max((abs(v) for v in values if v is not None), default=0.0)
@@ -68,14 +58,17 @@ def _in(x: Optional[float], unit: tuple) -> str:
 
 
 def render_text(rep: dict) -> str:
+    from ascendify.profile.analyze import time_unit, times
+
     out = [f"Profile: {rep['output']}"]
     present = [k for k, v in rep["files"].items() if v]
     out.append(f"files: {', '.join(present) if present else 'none'}")
     out.append("")
     k = rep.get("kernels")
     if k:
-        out.append(f"Device tasks: {k['rows']:,} rows, {_us(k['total_us'])} summed; HCCL (communication) {_us(k['hccl_us'])} = {k['hccl_share']:.1%}, "
-                   f"compute {_us(k['compute_us'])}" + (f"; steps {', '.join(k['steps'][:8])}" if k.get("steps") else ""))
+        total, hccl, compute = times(k["total_us"], k["hccl_us"], k["compute_us"])  # one unit in a line
+        out.append(f"Device tasks: {k['rows']:,} rows, {total} summed; HCCL (communication) {hccl} = {k['hccl_share']:.1%}, "
+                   f"compute {compute}" + (f"; steps {', '.join(k['steps'][:8])}" if k.get("steps") else ""))
         if k.get("by_core"):
             out.append("by core: " + ", ".join(f"{c} {v['share']:.1%}" for c, v in k["by_core"].items()))
         out.append("")
@@ -88,15 +81,21 @@ def render_text(rep: dict) -> str:
         for r in k["top_ops"]:
             out.append(f"  {r['op_type'][:nw]:<{nw}} {','.join(r['core_types'])[:cw]:<{cw}} {r['count']:>7} {_in(r['total_us'], u):>12} {_in(r['avg_us'], u):>11} {r['share']:>7.1%}")
         if k.get("hccl_ops"):
-            out.append("  communication: " + ", ".join(f"{r['op_type']} ×{r['count']} {_us(r['total_us'])} ({r['share']:.1%})" for r in k["hccl_ops"][:5]))
+            hc = k["hccl_ops"][:5]
+            out.append("  communication: " + ", ".join(f"{r['op_type']} ×{r['count']} {t} ({r['share']:.1%})"
+                                                       for r, t in zip(hc, times(*[r["total_us"] for r in hc]))))
         out.append("")
         if k["aicpu"]:
             n = sum(a["count"] for a in k["aicpu"])
             out.append(f"AI_CPU operators ({n} task(s), {sum(a['total_us'] for a in k['aicpu']) / k['total_us']:.2%} of device time):" if k["total_us"] else "AI_CPU operators:")
-            for a in k["aicpu"]:
+            # one unit for the list: every op's total and max, and the advisor's 20 µs threshold
+            ts = iter(times(*[v for a in k["aicpu"] for v in (a["total_us"], a["max_us"])], 20.0))
+            pairs = [(next(ts), next(ts)) for _ in k["aicpu"]]
+            threshold = next(ts)
+            for a, (total, most) in zip(k["aicpu"], pairs):
                 dt = f" {a['input_dtypes']} → {a['output_dtypes']}" if a.get("input_dtypes") or a.get("output_dtypes") else ""
-                flag = " (above the advisor's 20 µs task threshold)" if a["above_advisor_threshold"] else ""
-                out.append(f"  {a['op_type']}{dt}: ×{a['count']}, {_us(a['total_us'])}, max {_us(a['max_us'])}{flag}")
+                flag = f" (above the advisor's {threshold} task threshold)" if a["above_advisor_threshold"] else ""
+                out.append(f"  {a['op_type']}{dt}: ×{a['count']}, {total}, max {most}{flag}")
                 if a.get("names"):
                     out.append(f"    tasks: {', '.join(a['names'])}")
                 out.append(f"    why: {a['reason'] or 'no dtype rule explains it (' + a['reason_source'] + ')'}")
@@ -107,16 +106,24 @@ def render_text(rep: dict) -> str:
     st = rep.get("step_time")
     if st:
         m, s = st["mean_us"], st["shares"]
-        out.append(f"Step time ({st['source']}, mean of {st['steps_used']} step(s)): {_us(st['step_us'])}")
-        out.append(f"  compute {_us(m['computing'])} ({s['computing']:.1%}), communication not overlapped {_us(m['communication_not_overlapped'])} "
-                   f"({s['communication_not_overlapped']:.1%}), overlapped {_us(m['overlapped'])} ({s['overlapped']:.1%}), free/idle {_us(m['free'])} ({s['free']:.1%})")
+        # one unit for the section: the mean step, its parts and the per-step table
+        cols = ("computing", "communication_not_overlapped", "free")
+        group = ([st["step_us"], m.get("preparing")] + [m.get(c) for c in ("computing", "communication_not_overlapped", "overlapped", "free")]
+                 + [r.get(c) for r in st["steps"][:16] for c in cols])
+        u = _unit(group)  # the table's (3 decimals); the lines above it: the same unit, as times() gives it
+        ut = time_unit(group)
+
+        def at(x):
+            return "-" if x is None else f"{x / ut[1]:,.{ut[2]}f} {ut[0]}"
+
+        out.append(f"Step time ({st['source']}, mean of {st['steps_used']} step(s)): {at(st['step_us'])}")
+        out.append(f"  compute {at(m['computing'])} ({s['computing']:.1%}), communication not overlapped {at(m['communication_not_overlapped'])} "
+                   f"({s['communication_not_overlapped']:.1%}), overlapped {at(m['overlapped'])} ({s['overlapped']:.1%}), free/idle {at(m['free'])} ({s['free']:.1%})")
         if m.get("preparing"):
-            out.append(f"  preparing {_us(m['preparing'])}")
+            out.append(f"  preparing {at(m['preparing'])}")
         if st.get("bound"):
             out.append(f"  verdict: {st['bound']}-bound")
         if len(st["steps"]) > 1:
-            cols = ("computing", "communication_not_overlapped", "free")
-            u = _unit([r.get(c) for r in st["steps"][:16] for c in cols])
             out.append(f"    {'step':<10} {'compute (' + u[0] + ')':>14} {'comm not overlapped (' + u[0] + ')':>26} {'free (' + u[0] + ')':>11}")
             for r in st["steps"][:16]:
                 out.append(f"    {r.get('step')!s:<10} {_in(r.get('computing'), u):>14} {_in(r.get('communication_not_overlapped'), u):>26} {_in(r.get('free'), u):>11}")
@@ -125,7 +132,8 @@ def render_text(rep: dict) -> str:
     if tr:
         dl = tr["dataloader"]
         if dl["calls"]:
-            out.append(f"Data loader: {dl['calls']} call(s), max {_us(dl['max_us'])}, {dl['slow_calls']} above {_us(dl['threshold_us'])}"
+            most, over = times(dl["max_us"], dl["threshold_us"])
+            out.append(f"Data loader: {dl['calls']} call(s), max {most}, {dl['slow_calls']} above {over}"
                        + (" → the device waits for data" if dl["starving"] else " → not starving the device"))
         out.append(f"Online operator compiles (aclopCompileAndExecute): {tr['online_compiles']}")
         out.append("")
@@ -147,8 +155,8 @@ def render_text(rep: dict) -> str:
         out.append("")
     if rep.get("cpu_fallback"):
         out.append("CPU-fallback candidates (host ops with no device time, operator_details.csv):")
-        for f in rep["cpu_fallback"]:
-            out.append(f"  {f['op']}: ×{f['calls']}, host {_us(f['host_us'])}")
+        for f, t in zip(rep["cpu_fallback"], times(*[f["host_us"] for f in rep["cpu_fallback"]])):  # one unit for the list
+            out.append(f"  {f['op']}: ×{f['calls']}, host {t}")
         out.append("")
     if rep["suggestions"]:
         out.append("Suggested changes (most important first):")
