@@ -113,5 +113,7 @@ def doctor(root: str, fmt: str, output_file: Optional[str], deep: bool, chip: Op
         emit(json.dumps(envelope("doctor", report.to_dict(strict)), indent=2, ensure_ascii=False) + "\n", output_file)
     else:
         color = output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        emit(render_text(report, color=color, verbose=verbose, strict=strict) + "\n", output_file)
+        from ascendify.termtable import report_width
+
+        emit(render_text(report, color=color, verbose=verbose, strict=strict, width=report_width()) + "\n", output_file)
     return report.exit_code(strict)

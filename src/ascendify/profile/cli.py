@@ -181,7 +181,8 @@ def _wrap_width() -> int:
 
 def _fit(lines: "list[str]") -> "list[str]":
     """Lines wider than the report's width (the terminal's, ``$COLUMNS``, else 160: ascendify.termtable)
-    wrapped at word boundaries, continuation lines indented under their first word (issue 22)."""
+    wrapped at word boundaries, continuation lines indented under their first word, a path longer than
+    a line cut after one of its '/' (issue 22)."""
     from ascendify.termtable import report_width
 
     width = report_width()
@@ -191,8 +192,14 @@ def _fit(lines: "list[str]") -> "list[str]":
             out.append(ln)
             continue
         lead = len(ln) - len(ln.lstrip(" "))
-        out += textwrap.wrap(ln, width, initial_indent="", subsequent_indent=" " * (lead + 4),
-                             break_long_words=False, break_on_hyphens=False) or [ln]
+        more = " " * (lead + 4)
+        for part in textwrap.wrap(ln, width, initial_indent="", subsequent_indent=more,
+                                  break_long_words=False, break_on_hyphens=False) or [ln]:
+            while len(part) > width and "/" in part[:width].lstrip(" ")[:-1]:  # a long path: cut after a '/'
+                cut = part.rindex("/", 0, width) + 1
+                out.append(part[:cut])
+                part = more + part[cut:]
+            out.append(part)
     return out
 
 

@@ -153,20 +153,34 @@ def compare(gpu_trace: str, npu_dir: str, top: int = 20) -> dict:
 
 
 def render_compare(c: dict) -> str:
+    """The text report: one table per direction, its op column as wide as its longest op (at most
+    40); where a table is wider than the report's width (ascendify.termtable), one line per op
+    (``op — GPU calls 3 · GPU 10.0 · …``) wrapped to the width, as every table that does not fit."""
+    from ascendify.profile.cli import _fit
+    from ascendify.termtable import report_width, wrap
+
+    width = report_width()
     unit = "µs/step" if c["per_step"] else "µs total"
     out = [f"GPU {c['gpu_trace']} vs NPU {c['npu_trace']}",
            f"device time ({unit}): GPU {c['gpu_total_us']:,.1f}, NPU {c['npu_total_us']:,.1f}"
            + (f" → NPU/GPU = {c['ratio']:.2f}×" if c["ratio"] else ""), ""]
-    head = f"{'aten op':<40} {'GPU calls':>9} {'GPU':>12} {'NPU calls':>9} {'NPU':>12} {'NPU/GPU':>8} {'+NPU':>12}"
     for title, rows in (("Slower on the NPU (largest extra time first):", c["slower_on_npu"]),
                         ("Faster on the NPU:", c["faster_on_npu"])):
         if not rows:
             continue
-        out += [title, head]
+        ow = min(40, max([len("aten op")] + [len(r["op"]) for r in rows]))
+        head = f"{'aten op':<{ow}} {'GPU calls':>9} {'GPU':>10} {'NPU calls':>9} {'NPU':>10} {'NPU/GPU':>8} {'+NPU':>10}"
+        out.append(title)
+        if len(head) <= width:
+            out.append(head)
         for r in rows:
             ratio = f"{r['ratio']:.2f}×" if r["ratio"] is not None else "new"
-            out.append(f"{r['op'][:40]:<40} {r['gpu_calls']:>9} {r['gpu_us']:>12,.1f} {r['npu_calls']:>9} {r['npu_us']:>12,.1f} {ratio:>8} {r['diff_us']:>+12,.1f}")
+            if len(head) <= width:
+                out.append(f"{r['op'][:ow]:<{ow}} {r['gpu_calls']:>9} {r['gpu_us']:>10,.1f} {r['npu_calls']:>9} {r['npu_us']:>10,.1f} {ratio:>8} {r['diff_us']:>+10,.1f}")
+            else:
+                out += wrap(f"{r['op']} — GPU calls {r['gpu_calls']} · GPU {r['gpu_us']:,.1f} · NPU calls {r['npu_calls']} · "
+                            f"NPU {r['npu_us']:,.1f} · NPU/GPU {ratio} · +NPU {r['diff_us']:+,.1f}", width, "  ", "      ")
         out.append("")
     for n in c["notes"]:
         out.append(f"note: {n}")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(_fit(out)).rstrip() + "\n"

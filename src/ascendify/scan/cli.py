@@ -294,14 +294,20 @@ def rules_cmd(fmt, output_file, category):
         out.extend(f"| {r.code} | {r.name} | {r.category} | {r.severity} | {r.fixable or '-'} |" for r in rules)
         emit("\n".join(out) + "\n", output_file)
         return 0
+    from ascendify.termtable import report_width, wrap
+
+    width = report_width()  # $COLUMNS, else the terminal's width, else 160 (a file or pipe): ascendify.termtable
     last = None
     for r in rules:
         if r.category != last:
             out.append(f"{'' if last is None else chr(10)}{r.category} ({r.prefix})")
             last = r.category
         mark = {"safe": "[*]", "unsafe": "[-]", "": "   "}[r.fixable]
-        out.append(f"  {r.code} {mark} {r.severity:<7} {r.name}: {r.summary}")
-    out.append(f"\n{len(rules)} rules. [*] safe auto-fix, [-] auto-fix with --unsafe-fixes. `ascendify rule CODE` shows a rule's page.")
+        lead = f"  {r.code} {mark} {r.severity:<7} "
+        out.extend(wrap(f"{r.name}: {r.summary}", width, lead, " " * (len(lead) if width - len(lead) >= 30 else 4)))
+    out.append("")
+    out.extend(wrap(f"{len(rules)} rules. [*] safe auto-fix, [-] auto-fix with --unsafe-fixes. "
+                    "`ascendify rule CODE` shows a rule's page.", width))
     emit("\n".join(out) + "\n", output_file)
     return 0
 
