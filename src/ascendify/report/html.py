@@ -58,7 +58,8 @@ def profile_view(sec: dict) -> dict:
     """What the report's profile section shows of an ``ascendify profile --format json`` result, as
     the text report does: the device-time line, the top operators in one time unit, AI_CPU
     operators with why and what to change, the step-time split, the suggestions, notes."""
-    from ascendify.profile.cli import _in, _unit, _us
+    from ascendify.profile.analyze import times
+    from ascendify.profile.cli import _in, _unit
 
     files = sec.get("files") if isinstance(sec.get("files"), dict) else {}
     out: dict = {"output": sec.get("output") or sec.get("dir") or "", "summary": "", "top": [], "unit": "µs", "aicpu": [],
@@ -66,24 +67,26 @@ def profile_view(sec: dict) -> dict:
                  "missing": [name for name, p in files.items() if not p]}
     k = sec.get("kernels") if isinstance(sec.get("kernels"), dict) else None
     if k:
-        out["summary"] = (f"{k.get('rows', 0):,} device tasks, {_us(k.get('total_us'))} summed; communication (HCCL) "
-                          f"{_us(k.get('hccl_us'))} = {k.get('hccl_share') or 0:.1%}, compute {_us(k.get('compute_us'))}.")
+        total, hccl, compute = times(k.get("total_us"), k.get("hccl_us"), k.get("compute_us"))  # one unit, as the text report
+        out["summary"] = (f"{k.get('rows', 0):,} device tasks, {total} summed; communication (HCCL) "
+                          f"{hccl} = {k.get('hccl_share') or 0:.1%}, compute {compute}.")
         top = [r for r in k.get("top_ops") or [] if isinstance(r, dict)]
         u = _unit([r.get("total_us") for r in top])
         out["unit"] = u[0]
         out["top"] = [{"op": r.get("op_type", ""), "core": ", ".join(r.get("core_types") or []), "count": r.get("count", ""),
                        "total": _in(r.get("total_us"), u), "avg": _in(r.get("avg_us"), u),
                        "share": f"{r.get('share') or 0:.1%}"} for r in top]
+        aicpu = [a for a in k.get("aicpu") or [] if isinstance(a, dict)]
         out["aicpu"] = [{"op": a.get("op_type", ""),
                          "dtypes": (f"{a.get('input_dtypes') or '?'} → {a.get('output_dtypes') or '?'}"
                                     if a.get("input_dtypes") or a.get("output_dtypes") else ""),
-                         "count": a.get("count", ""), "total": _us(a.get("total_us")),
+                         "count": a.get("count", ""), "total": t,
                          "why": a.get("reason") or "no dtype rule explains it", "change": a.get("suggestion") or ""}
-                        for a in k.get("aicpu") or [] if isinstance(a, dict)]
+                        for a, t in zip(aicpu, times(*[a.get("total_us") for a in aicpu]))]  # one unit for the list
     st = sec.get("step_time") if isinstance(sec.get("step_time"), dict) else None
     if st and st.get("shares"):
         sh = st["shares"]
-        out["step"] = (f"Step time ({st.get('source', '')}, mean of {st.get('steps_used', '?')} step(s)): {_us(st.get('step_us'))}: "
+        out["step"] = (f"Step time ({st.get('source', '')}, mean of {st.get('steps_used', '?')} step(s)): {times(st.get('step_us'))[0]}: "
                        f"compute {sh.get('computing', 0):.0%}, communication not overlapped {sh.get('communication_not_overlapped', 0):.0%}, "
                        f"free {sh.get('free', 0):.0%}" + (f"; {st['bound']}-bound" if st.get("bound") else "") + ".")
     out["suggestions"] = [s for s in sec.get("suggestions") or [] if isinstance(s, dict)]
