@@ -84,7 +84,7 @@ def _timeline(report: Report) -> Optional[str]:
 
 
 _INTERNAL_DETAILS = frozenset({"context_advice", "wrapped_codes", "chain", "advice", "explain", "unit", "verdict",
-                               "cached_unused", "outside"})
+                               "cached_unused", "outside", "component"})
 """Details printed elsewhere (fix, note, wraps, the memory line) or only for JSON."""
 _OOM_NUMBERS = ("requested", "total", "allocated", "active", "free", "allowed", "reserved", "device")
 
@@ -198,6 +198,11 @@ def _render_one(report: Report, max_findings: Optional[int] = None) -> str:
         if f.frame:
             label = "code" if is_user_frame(f.frame["path"]) else "library"  # no frame of the user's own code in the traceback
             out.append(f"   {label:<9}{f.frame['path']}:{f.frame['line']} in {f.frame['function']}")
+        comp = f.details.get("component")
+        if comp:
+            fr = comp["frame"]
+            out += _wrap("in", f"{comp['project']}" + (f": {comp['feature']}" if comp["feature"] != comp["project"] else "")
+                         + f" ({fr['path'].rsplit('/', 1)[-1]}:{fr['line']} in {fr['function']})")
         if f.details.get("verdict"):
             out.append(f"   {'memory':<9}{oom_line(f.details)}")
             for line in f.details.get("explain") or ():

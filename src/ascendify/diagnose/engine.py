@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
+from ascendify.diagnose import components as components_mod
 from ascendify.diagnose import frameworks as fw_mod
 from ascendify.diagnose import known_issues as ki_mod
 from ascendify.diagnose import metrics as metrics_mod
@@ -54,7 +55,7 @@ from ascendify.diagnose.scanner import (
     rank_from_path,
 )
 from ascendify.diagnose.signatures import KnowledgeBase, Matcher, Signature, load
-from ascendify.diagnose.structure import is_user_frame
+from ascendify.diagnose.structure import PyFrame, is_user_frame
 from ascendify.errors import AscendifyError
 
 EVIDENCE_MAX = 5
@@ -159,6 +160,10 @@ class Finding:
             self.frame = {"path": hit.frame.path, "line": hit.frame.line, "function": hit.frame.function}
         if hit.exc is not None and self.exception is None:
             self.exception = {"type": hit.exc.type, "message": hit.exc.message[:500]}
+        if hit.exc is not None and hit.exc.component is not None and "component" not in self.details:
+            comp, fr = hit.exc.component
+            self.details["component"] = {"id": comp.id, "project": comp.project, "feature": comp.short(),
+                                         "frame": {"path": fr.path, "line": fr.line, "function": fr.function}}
 
     def label(self) -> str:
         """``id`` or ``id:key`` (how other findings refer to this one)."""
@@ -710,8 +715,19 @@ class Aggregator:
         fid = f"python-exception:{key}"
         launcher = exc.type.rsplit(".", 1)[-1] in LAUNCHER_EXCEPTIONS
         where = (f" at {exc.frame.path}:{exc.frame.line} in {exc.frame.function}" if exc.frame else "")
+        comp = exc.component if not launcher else None
 
         def make() -> Finding:
+            if comp is not None:  # raised inside a framework's own code: name the framework, its feature and the way out
+                c_cause, c_fix = components_mod.reading(comp[0], comp[1], exc.type, msg)
+                return Finding(
+                    id="python-exception", family="python", title=(key if len(key) <= 140 else key[:137] + "..."),
+                    severity="error", role="cause", cause=c_cause, fix=c_fix,
+                    next_step="Rerun with ASCEND_LAUNCH_BLOCKING=1 so an asynchronous NPU error is raised at the op that "
+                              "failed; compare `pip list` with the versions the framework's release notes name.",
+                    source=f"the Python traceback in the log; {comp[0].source}", key="" if key == "(other)" else key,
+                    generic=True, base_confidence=0.45,
+                )
             return Finding(
                 id="python-exception", family="python", title=(key if len(key) <= 140 else key[:137] + "..."),
                 severity="error", role="consequence" if launcher else "cause",
@@ -897,6 +913,7 @@ class Aggregator:
             if last is not None:
                 out.insert(0, last)
         fw_mod.apply(out, (self.context.values.get("framework") or {}).get("value"))
+        self._components(out)
         self._known_issues(out)
         for f in out:
             extra = advice_for(f, self.context)
@@ -906,6 +923,29 @@ class Aggregator:
             f.confidence = confidence(f)
         return out
 
+
+    @staticmethod
+    def _components(out: list) -> None:
+        """An ACL / CANN / torch_npu code or a wrapper raised inside a framework feature's own code (the traceback's
+        deepest specific framework frame, data/components.toml) names that feature, its workaround and the upgrade;
+        an exception no entry explains already reads so (:meth:`_add_exception`)."""
+        for f in out:
+            d = f.details.get("component")
+            if f.severity != "error" or not d:
+                continue
+            comp = next((c for c in components_mod.load() if c.id == d["id"]), None)
+            if comp is None:
+                continue
+            if f.id == "python-exception":  # worded by its component when made; what the feature does, after the
+                f.cause = f.cause.rstrip() + components_mod.explain(comp)  # framework settings read the finding
+                continue
+            if f.generic or not comp.specific or not (
+                    f.role == "wrapper" or f.family in ("cann-code", "acl-code", "torch-npu-code", "reason")):
+                continue
+            fr = d["frame"]
+            cause, fix = components_mod.note(comp, PyFrame(fr["path"], fr["line"], fr["function"]))
+            f.cause = f.cause.rstrip() + cause
+            f.fix = f.fix.rstrip() + fix
 
     def _bench_line(self, hit: Hit) -> None:
         m = _BENCH_CONC.search(hit.text)

@@ -196,7 +196,9 @@ class _Transcode:
 _CODE_SHAPES = rb"|E[0-9A-Z][0-9]{4}|ERR[0-9]{5}"
 _TB_TRIGGER = re.compile(rb"Traceback \(most recent call last\)")
 _TB_WORDS = (b"Traceback (most recent call last)", b"During handling of the above", b"The above exception was",
-             b"Error: ", b"Exception: ", b"Root Cause (first observed failure)")
+             b"Error: ", b"Exception: ", b"Root Cause (first observed failure)", b'File "')
+_FRAME_TRIGGER = re.compile(rb'^\s*File "[^"\n]{1,500}", line \d{1,7}, in ')
+"""A traceback frame line: with no traceback open it starts one (a paste cut above its ``Traceback`` header)."""
 _METRIC_TRIGGER = re.compile(b"|".join(re.escape(t) for t in metrics_mod.TRIGGERS))
 _CONTEXT_TRIGGER = re.compile(b"|".join(re.escape(t) for t in context_mod.TRIGGERS))
 _FRAMEWORK_TRIGGER = re.compile(b"|".join(re.escape(t) for t in context_mod.FRAMEWORK_TRIGGERS))
@@ -414,7 +416,8 @@ class Scanner:
             lineno = lines_before + counted + 1
             prank, body = prefix_rank(text)
             exc = None
-            if self._tb.active or _TB_TRIGGER.search(raw) or b"above exception" in raw:
+            if self._tb.active or _TB_TRIGGER.search(raw) or b"above exception" in raw or (
+                    b'File "' in raw and _FRAME_TRIGGER.match(strip_log_prefix(body)[1].encode("utf-8", "replace"))):
                 pid, tb_body = strip_log_prefix(body)
                 exc = self._tb.feed(prank if prank is not None or pid is None else ("pid", pid), tb_body)
             elif b"rror: " in raw or b"xception: " in raw:

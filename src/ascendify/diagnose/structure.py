@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Optional
 
+from ascendify.diagnose import components as components_mod
+
 # ----------------------------------------------------------------- rank prefixes
 
 _PREFIX = re.compile(
@@ -192,6 +194,7 @@ class ExcInfo:
     link: str
     frames: int
     bare: bool = False  # an exception line outside any traceback (a one-line paste)
+    component: Optional[tuple] = None  # (component, PyFrame): the framework code it was raised in (components.py)
 
 
 def bare_exception(body: str) -> Optional[ExcInfo]:
@@ -215,7 +218,7 @@ def _looks_like_exception(name: str) -> bool:
 
 
 class _State:
-    __slots__ = ("phase", "frame", "last", "real", "frames", "lines", "after", "pos", "link", "chain")
+    __slots__ = ("phase", "frame", "last", "real", "frames", "lines", "after", "pos", "link", "chain", "comp")
 
     def __init__(self, chain: int, pos: int, link: str):
         self.phase = "frames"
@@ -223,6 +226,7 @@ class _State:
         self.last: Optional[PyFrame] = None
         self.real: Optional[PyFrame] = None  # the last frame that is not the import machinery (<frozen importlib...>)
         self.frames = 0
+        self.comp: Optional[tuple] = None  # (component, frame): the deepest framework frame (specific over catch-all)
         self.lines = 0
         self.after = 0
         self.chain, self.pos, self.link = chain, pos, link
@@ -276,7 +280,13 @@ class TracebackReader:
                     self.pending[rank] = (pend[0], pend[1], n, pend[3])
             return None
         if st is None:
-            return None
+            if not _FRAME.match(body):
+                return None
+            # a frame line with no traceback open: a paste cut above its "Traceback (most recent call last):" header
+            self.pending.pop(rank, None)
+            self.chains += 1
+            st = self.states[rank] = _State(self.chains, 0, "")
+            self.started[rank] = self.n
         st.lines += 1
         if st.lines > MAX_TB_LINES:
             del self.states[rank]
@@ -293,6 +303,9 @@ class TracebackReader:
                 st.real = fr
             if is_user_frame(fr.path):
                 st.frame = fr
+            comp = components_mod.of_path(fr.path)
+            if comp is not None and (st.comp is None or comp.specific or not st.comp[0].specific):
+                st.comp = (comp, fr)
             return None
         if st.frames == 0:
             return None
@@ -303,7 +316,7 @@ class TracebackReader:
         self.started.pop(rank, None)
         self.pending[rank] = (st.chain, st.pos, 0, "")
         return ExcInfo(type=m.group(1), message=(m.group(2) or "").strip(), frame=st.frame or st.last, last_frame=st.last,
-                       chain=st.chain, pos=st.pos, link=st.link, frames=st.frames)
+                       chain=st.chain, pos=st.pos, link=st.link, frames=st.frames, component=st.comp)
 
     def open_tracebacks(self) -> list:
         """``[(rank, user frame or None, last frame, frames)]`` of the tracebacks still open (a paste cut off before
