@@ -320,6 +320,26 @@ def test_small_compare_does_not_load_numba():
     assert out.stdout.split() == ["False", str(HAVE_NUMBA)]
 
 
+def test_numba_threshold_without_kl_is_higher():
+    # measured crossovers (bench/README.md): with KL numba pays from ~48M pairs, without KL (no log,
+    # one data pass) only from ~128M; between the two a compare without KL stays on numpy
+    assert M.FUSED_MIN_PAIRS == 48 << 20 and M.FUSED_MIN_PAIRS_NO_KL == 128 << 20
+    assert M.fused_min_pairs(True) == M.FUSED_MIN_PAIRS and M.fused_min_pairs(False) == M.FUSED_MIN_PAIRS_NO_KL
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from ascendify.compare import metrics as M
+        M.FUSED_MIN_PAIRS, M.FUSED_MIN_PAIRS_NO_KL = 500, 5000
+        M.compare_arrays(np.ones(1000), np.ones(1000), want_kl=False)
+        no_kl = "numba" in sys.modules
+        M.compare_arrays(np.ones(1000), np.ones(1000), want_kl=True)
+        print(no_kl, "numba" in sys.modules)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != M.NUMBA_ENV}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["False", str(HAVE_NUMBA)]
+
+
 def test_unaligned_and_readonly_inputs():
     raw = np.zeros(4 * 3001 + 1, dtype=np.uint8)
     x = raw[1:].view(np.float32)  # unaligned float32

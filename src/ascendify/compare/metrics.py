@@ -149,7 +149,8 @@ class Accumulator:
     ``fused``: ``None`` (default) uses the numba kernels of
     :mod:`ascendify.compare._fused` when :func:`fused_kernels` finds them usable and
     either numba is already loaded or ``size_hint`` (element pairs this compare will
-    feed, -1 unknown) is not below :data:`FUSED_MIN_PAIRS`; ``False`` forces the numpy
+    feed, -1 unknown) is not below :func:`fused_min_pairs` of ``want_kl`` (whether this
+    compare computes KL: it decides only that threshold); ``False`` forces the numpy
     path, ``True`` uses the kernels whenever available (tests).
     The kernels give the same counts, minima and maxima and the same sums up to
     summation order; with ``want_hist`` the numpy path runs."""
@@ -157,6 +158,7 @@ class Accumulator:
     want_hist: bool = False
     fused: bool | None = None
     size_hint: int = -1
+    want_kl: bool = True
     n: int = 0
     n_valid: int = 0
     nan_x: int = 0
@@ -197,7 +199,7 @@ class Accumulator:
     def __post_init__(self) -> None:
         if self.want_hist:
             self.hist = np.zeros(len(HIST_EDGES) + 1, dtype=np.int64)  # [under, bins..., over]
-        elif self.fused is True or (self.fused is None and (_fused_mod or not 0 <= self.size_hint < FUSED_MIN_PAIRS)):
+        elif self.fused is True or (self.fused is None and (_fused_mod or not 0 <= self.size_hint < fused_min_pairs(self.want_kl))):
             self._fk = fused_kernels(force=self.fused is True)
             if self._fk is not None:
                 self._fo = np.empty(self._fk.NF, dtype=np.float64)
@@ -514,14 +516,26 @@ def _minmax_floor(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 #: environment switch: ``ASCENDIFY_COMPARE_NUMBA=0`` forces the numpy path
 NUMBA_ENV = "ASCENDIFY_COMPARE_NUMBA"
-#: smallest compare (element pairs in total) for which the default mode loads numba: its
-#: import and first kernel load cost ~0.4 s (compiling, first run only: ~5 s), the kernels
-#: save ~5 ns a pair.  Once numba is loaded the kernels serve compares of any size.
-FUSED_MIN_PAIRS = 64 << 20
+#: smallest compare with KL (element pairs in total) for which the default mode loads numba: its
+#: import and first kernel load cost ~0.6-0.8 s CPU (compiling, first run only: ~5 s); with KL the
+#: kernels save ~16-20 ns a pair (numpy's float64 log is scalar without AVX-512).  Measured
+#: crossover, float32, one process per compare (bench/README.md): 32M pairs numpy 0.83 s against
+#: numba 1.13 s, 48M 0.95 / 1.11 s, 64M 1.67 / 1.38 s.  Once numba is loaded the kernels serve
+#: compares of any size.
+FUSED_MIN_PAIRS = 48 << 20
+#: the same without KL (one data pass, no log: the kernels save ~6-7 ns a pair): 64M pairs numpy
+#: 0.56 s against numba 1.11 s, 96M 0.80 / 1.10 s, 128M 0.98 / 1.06 s
+FUSED_MIN_PAIRS_NO_KL = 128 << 20
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 _fused_lock = threading.Lock()
 _fused_mod: Any = None      # the module once imported, False when unusable
 _fused_compiled: set = set()
+
+
+def fused_min_pairs(want_kl: bool = True) -> int:
+    """Element pairs from which a compare loads numba (:data:`FUSED_MIN_PAIRS`, or
+    :data:`FUSED_MIN_PAIRS_NO_KL` for a compare without KL)."""
+    return FUSED_MIN_PAIRS if want_kl else FUSED_MIN_PAIRS_NO_KL
 
 
 def fused_kernels(force: bool = False) -> Any:
@@ -641,7 +655,7 @@ def compute(pairs: ChunkPairs, want_kl: bool = True, want_hist: bool = False,
     ``(candidate, baseline)``.  With ``want_kl`` it is called twice: a min/max-only
     range pass (KL normalises by each side's min and max), then the data pass that
     computes everything; without KL once.  ``fused``, ``size_hint``: see :class:`Accumulator`."""
-    acc = Accumulator(want_hist=want_hist, fused=fused, size_hint=size_hint)
+    acc = Accumulator(want_hist=want_hist, fused=fused, size_hint=size_hint, want_kl=want_kl)
     with single_thread_blas():
         if want_kl:
             for x, y in pairs():
@@ -684,4 +698,5 @@ def summarize(values: Iterable[dict[str, Any]]) -> dict[str, float]:
 __all__ = [
     "METRICS", "DEFAULT_THRESHOLDS", "FP16_MAX", "Accumulator", "compute", "compare_arrays", "metric_name",
     "parse_thresholds", "check_thresholds", "summarize", "HIST_EDGES", "fused_kernels", "NUMBA_ENV", "FUSED_MIN_PAIRS",
+    "FUSED_MIN_PAIRS_NO_KL", "fused_min_pairs",
 ]
