@@ -383,6 +383,37 @@ def test_unwritable_cache_compiles_silently(tmp_path):
 
 
 @needs_numba
+def test_read_only_install_caches_kernels_in_user_cache_dir(tmp_path):
+    # site-packages not writable (here: ``__pycache__`` is a plain file): numba's user-wide locator
+    # keeps the compiled kernels under $XDG_CACHE_HOME/numba, so only the first run compiles (~5 s)
+    # and the next loads them (cache hits, no compile)
+    import shutil
+
+    import ascendify
+
+    src = tmp_path / "src"
+    shutil.copytree(os.path.dirname(ascendify.__file__), src / "ascendify", ignore=shutil.ignore_patterns("__pycache__"))
+    (src / "ascendify" / "compare" / "__pycache__").write_text("not a directory")
+    code = textwrap.dedent("""
+        import numpy as np
+        from ascendify.compare import metrics as M
+        x = np.linspace(-3, 5, 1000, dtype=np.float32)
+        r = M.compare_arrays(x, x * np.float32(1.001), fused=True)
+        dp = M._fused_mod.data_pass
+        print(dp._cache.__class__.__name__, sum(dp.stats.cache_hits.values()), sum(dp.stats.cache_misses.values()),
+              r["max_abs"] > 0)
+    """)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("NUMBA_CACHE_DIR", None)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           check=False) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr[-2000:]
+    assert runs[0].stdout.split() == ["FunctionCache", "0", "1", "True"]
+    assert runs[1].stdout.split() == ["FunctionCache", "1", "0", "True"]
+    assert list((tmp_path / "cache" / "numba").rglob("_fused.data_pass-*.nbi"))
+
+
+@needs_numba
 def test_log_ratio_within_2_ulp_of_exact_log():
     """KL's ln(p/q) in the kernel (from p and q, one division, branch-free so that it vectorises)
     against ln(p/q) to 40 digits (decimal) over the range KL's p and q take (both in [eps32, 1]):
