@@ -340,6 +340,36 @@ def test_numba_threshold_without_kl_is_higher():
     assert out.stdout.split() == ["False", str(HAVE_NUMBA)]
 
 
+@pytest.mark.parametrize("numba_on", [True, False])
+def test_compare_refs_feeds_the_kernels_bigger_chunks(monkeypatch, numba_on):
+    # with the kernels the chunks are FUSED_CHUNK (1M elements: 16x fewer Python steps), on the
+    # numpy path they stay DEFAULT_CHUNK (64k: its float64 scratch stays in L2); same results
+    from ascendify.compare import engine
+    from ascendify.compare.io import DEFAULT_CHUNK, array_ref
+
+    if numba_on and not HAVE_NUMBA:
+        pytest.skip("numba not installed")
+    if numba_on:
+        monkeypatch.delenv(M.NUMBA_ENV, raising=False)
+        monkeypatch.setattr(M, "FUSED_MIN_PAIRS", 1000)
+    else:
+        monkeypatch.setenv(M.NUMBA_ENV, "0")
+    n = 2_500_003
+    y = np.random.default_rng(5).standard_normal(n).astype(np.float16)  # float16: converted for the kernels
+    x = (y.astype(np.float32) * np.float32(1.0001)).astype(np.float32)
+    asked = []
+    refs = []
+    for key, arr in (("b", y), ("c", x)):
+        ref = array_ref(key, arr)
+        gen = ref._chunks
+        ref._chunks = lambda chunk, gen=gen: asked.append(chunk) or gen(chunk)
+        refs.append(ref)
+    row = engine.compare_refs("s/out", refs[0], refs[1], {}, size_hint=n)
+    assert set(asked) == {M.FUSED_CHUNK if numba_on else DEFAULT_CHUNK} and M.FUSED_CHUNK == 1 << 20
+    ref = M.compare_arrays(x, y, fused=False)
+    assert_same({k: ref[k] for k in ref if k != "reasons"}, {k: row[k] for k in ref if k != "reasons"})
+
+
 def test_unaligned_and_readonly_inputs():
     raw = np.zeros(4 * 3001 + 1, dtype=np.uint8)
     x = raw[1:].view(np.float32)  # unaligned float32

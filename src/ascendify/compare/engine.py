@@ -128,7 +128,8 @@ def compare_refs(key: str, bref: TensorRef, cref: TensorRef, thresholds: dict[st
     dtypes, metrics and counts (see :class:`ascendify.compare.metrics.Accumulator`),
     ``failed`` (monitor strings), ``notes`` and ``status`` (``PASS``/``FAIL``).
     ``size_hint``: element pairs of the whole compare (picks the numba kernels or not,
-    see :class:`ascendify.compare.metrics.Accumulator`; -1: this tensor's size).
+    see :class:`ascendify.compare.metrics.Accumulator`; -1: this tensor's size).  With the
+    kernels and the default ``chunk`` the chunks are :data:`ascendify.compare.metrics.FUSED_CHUNK`.
     Raises ``AscendifyError`` when a raw .bin's size does not fit the baseline's shape."""
     s, o = split_key(key)
     if cref.shape is None and bref.shape is None:
@@ -154,12 +155,16 @@ def compare_refs(key: str, bref: TensorRef, cref: TensorRef, thresholds: dict[st
         row["notes"].append(f"shapes differ ({tuple(bref.shape or ())} vs {tuple(cref.shape or ())}) with the same "
                             "element count: compared element-wise in C order")
 
+    hint = size_hint if size_hint >= 0 else bref.size
+    if chunk == DEFAULT_CHUNK and M.fused_wanted(None, hint, want_kl, want_hist):
+        chunk = M.FUSED_CHUNK  # the numba kernels take bigger chunks: fewer Python steps
+
     def pairs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         return aligned(cref.chunks(chunk), bref.chunks(chunk))
 
     # two passes over the same files (KL's range pass, then the data pass): each file mapped once for both
     with keep_mapped() if want_kl else contextlib.nullcontext():
-        res = M.compute(pairs, want_kl=want_kl, want_hist=want_hist, size_hint=size_hint if size_hint >= 0 else bref.size)
+        res = M.compute(pairs, want_kl=want_kl, want_hist=want_hist, size_hint=hint)
     row["notes"].extend(res.pop("reasons"))
     row.update(res)
     failed = M.check_thresholds(res, thresholds)
