@@ -118,3 +118,29 @@ def test_the_data_rejects_an_entry_without_a_source_url():
     with pytest.raises(ValueError, match="unknown field"):
         components.parse({"component": [{"id": "x", "project": "p", "path": "p/", "source": "https://a.b/c", "flag": 1}]})
     assert len(components.load()) >= 30
+
+
+# ---------------------------------------------------------------- a short paste with no error-looking line
+
+def test_a_pasted_message_fragment_finds_its_known_issue(tmp_path, monkeypatch):
+    from ascendify.diagnose import known_issues as ki
+
+    rec = {"id": "demo#1", "project": "demo", "url": "https://example.org/demo/1", "date": "2026-01-01",
+           "title": "rope table", "quote": ["rotary cache length 8192 exceeds the positions buffer of the graph"],
+           "cause": "The rotary cache was built for a shorter context than the positions.",
+           "fix": "Raise max_position_embeddings to the context you serve.", "resolution": "maintainer"}
+    idx = ki.from_records([rec, dict(rec, id="demo#2", url="https://example.org/demo/2", quote=["an unrelated line about tokenizers"],
+                                     fix="Another fix.")])
+    monkeypatch.setattr(ki, "load", lambda: idx)
+    # the same words with other numbers, no "error" anywhere: found as the closest known issue, a warning
+    f = top_finding(tmp_path, "rotary cache length 4096 exceeds the positions buffer of the graph\n")
+    assert f.id == "known-issue" and f.known_issue["id"] == "demo#1"
+    assert f.severity == "warning" and f.cause.startswith("Perhaps (match 0.6")
+    assert "max_position_embeddings" in f.fix
+    # a benign short log with nothing of it: no finding
+    from tests.diagnose.diag_util import diagnose_text
+
+    assert diagnose_text(tmp_path, "step 10 loss 2.31\nstep 20 loss 2.10\n", "ok.log").findings == []
+    # the same fragment inside a log over the paste size is not read line by line
+    big = ("step 10 loss 2.31 lr 3e-4 tokens/s 81234.5\n" * 500) + "rotary cache length 4096 exceeds the positions buffer of the graph\n"
+    assert not [g for g in diagnose_text(tmp_path, big, "big.log").findings if g.known_issue]

@@ -82,6 +82,11 @@ SALIENT_KEEP = 32
 TPOT_STEP = 1.8
 _BENCH_CONC = re.compile(r"(?:Maximum request concurrency|request concurrency)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
 _BENCH_TPOT = re.compile(r"Mean TPOT \(ms\)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
+PASTE_CONFIDENCE = 0.6
+"""A short paste with no error-looking line names the known issue its lines match at this confidence or more (a
+whole quoted line that reads as no error scores ``known_issues.NOISE_WEIGHT``); below ``CLOSE_CONFIDENCE`` as a
+warning, "closest known issue"."""
+_FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+')
 _LOUD = re.compile(r"\[ERROR\]|\bERROR\b|\b[Ff]ailed\b|FAILED|disappeared|not supported|core dumped|Segmentation fault|"
                    r"\bKilled\b|\bAborted\b|\b[Vv]alue error\b|No matching distribution|"
                    r"^\s*\{\s*\"(?:error|detail|message)\"\s*:\s*[\"{]")
@@ -374,6 +379,7 @@ class Aggregator:
         self.chains: dict = {}  # (file, chain) -> [(pos, link, [fid])]
         self.symptoms = metrics_mod.load_symptoms()
         self.bare: list = []  # exception lines outside tracebacks that no entry explains (a fallback)
+        self.paste: list = []  # [(file, line, text)]: every line of a short paste (scanner.PASTE_MAX), else empty
         self.query_head: list = []  # the first QUERY_HEAD matched line texts (known-issue retrieval over the whole log)
         self.query_tail: deque = deque(maxlen=QUERY_TAIL)  # and the last QUERY_TAIL
         self.salient: list = []  # the first SALIENT_KEEP error-looking lines nothing matched (scanner.SALIENT_WORDS)
@@ -388,7 +394,11 @@ class Aggregator:
         """``idx.best`` over the log's kept lines (head and tail), searched once per diagnosis: the last-resort
         finding and the whole-log fallback of :meth:`_known_issues` ask the same question."""
         if fw not in self._log_best:
-            self._log_best[fw] = idx.best(self.query_head + list(self.query_tail), framework=fw, codes=self.log_codes)
+            q = self.query_head + list(self.query_tail)
+            if self.paste:  # a short paste: its other lines too (a message fragment has no word a trigger finds)
+                have = set(q)
+                q += [t for _f, _n, t in self.paste if t not in have and not _FRAME_LINE.match(t)]
+            self._log_best[fw] = idx.best(q, framework=fw, codes=self.log_codes)
         return self._log_best[fw]
 
     def _get(self, fid: str, make) -> Finding:
@@ -1008,7 +1018,7 @@ class Aggregator:
         line's own words as the finding (instead of "no known error")."""
         loud = [h for h in self.salient if _LOUD.search(h.text)]
         if not loud:
-            return None
+            return self._paste_match()
         fw = (self.context.values.get("framework") or {}).get("value")
         m = None
         try:
@@ -1043,6 +1053,38 @@ class Aggregator:
                     source="the error line in the log", reason=text, base_confidence=0.3, generic=True)
         for h in loud[:3]:
             f.add(h)
+        return f
+
+    def _paste_match(self) -> Optional[Finding]:
+        """A short paste with no error-looking line (a message fragment, a warning): the known issue its lines match
+        closely (:attr:`Match.close`), with the lines that share the most terms as evidence; else None."""
+        if not self.paste:
+            return None
+        try:
+            idx = ki_mod.load()
+        except (OSError, ValueError):
+            return None
+        if not idx.records:
+            return None
+        m = self._log_match(idx, (self.context.values.get("framework") or {}).get("value"))
+        if m is None or m.confidence < PASTE_CONFIDENCE or _boilerplate_only(m):
+            return None
+        rec = m.record
+        kind = "known issue" if m.close else "closest known issue"
+        f = Finding(id="known-issue", family=rec.get("framework") or rec.get("project") or "known-issue",
+                    title=f"{kind} {rec['id']}: {rec.get('title') or rec['cause']}"[:160],
+                    severity="error" if m.close else "warning", role="cause",
+                    cause=rec["cause"] if m.close else f"Perhaps (match {m.confidence:.2f}, not certain): {rec['cause']}",
+                    fix=rec["fix"],
+                    next_step="Compare the thread with your setup (versions, flags); the log lines it quotes are shown "
+                              "as evidence.", source=rec["url"], key=rec["id"])
+        terms = set(m.terms)
+        best = sorted(self.paste, key=lambda x: -len(terms & set(ki_mod.tokens(x[2]))))[:3]
+        for name, line, text in sorted(best, key=lambda x: (x[0], x[1])):
+            f.evidence.append(Evidence(name, line, None, None, text))
+            f.count += 1
+        f.known_issue = dict(m.to_dict(), fix_note=ki_mod.compare_fixed(rec, self.context.versions()) or None)
+        f.base_confidence = round(0.35 + 0.4 * m.confidence, 2)
         return f
 
     def _known_issues(self, out: list) -> None:
@@ -1312,5 +1354,6 @@ def _diagnose_files(files: list, kb: KnowledgeBase, chip: Optional[str], torch_n
             notes.append(f"{name}: empty file")
     if files and all(s.skipped or s.bytes == 0 for s in stats_all) and not agg.findings:
         notes.append("no readable log text in the inputs")
+    agg.paste = scanner.paste
     findings = agg.result()
     return Report(findings, stats_all, notes, ctx.to_dict())

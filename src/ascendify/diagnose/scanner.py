@@ -33,6 +33,10 @@ from ascendify.diagnose.structure import (LAUNCHER_ROOT, ExcInfo, TracebackReade
 from ascendify.errors import AscendifyError
 
 BLOCK = 1 << 20
+PASTE_MAX = 16 << 10
+"""Inputs of at most this many bytes in all are a paste: every line of it is kept (:attr:`Scanner.paste`) for
+known-issue retrieval, not only the lines a trigger finds (a pasted message fragment carries no error word)."""
+PASTE_LINES = 200
 MAX_CARRY = 4 << 20
 """A "line" longer than this is cut into pieces (binary junk without newlines)."""
 LOOKBACK = 4096
@@ -241,6 +245,8 @@ class Scanner:
 
     def __init__(self, matcher: Optional[Matcher] = None, context: Optional[context_mod.Context] = None):
         self.matcher = matcher or Matcher()
+        self.paste: list = []  # [(file, line, text)] of all inputs while they are a paste (PASTE_MAX bytes in all)
+        self._paste_bytes = 0
         self.kb_trigger = self.matcher.kb.trigger
         self.context = context if context is not None else context_mod.Context()
         # one prefix trie over every trigger word (anchors, traceback words, error-looking words, and per variant
@@ -278,6 +284,17 @@ class Scanner:
         self._context_trigger = (re.compile(b"|".join(re.escape(t) for t in missing)) if missing
                                  else re.compile(b"(?!x)x"))
 
+    def _keep_paste(self, block: bytes, name: str) -> None:
+        """The lines of a stream's first block while all inputs so far stay within :data:`PASTE_MAX` bytes."""
+        self._paste_bytes += len(block)
+        if self._paste_bytes > PASTE_MAX:
+            self.paste = []
+            return
+        for n, raw in enumerate(block.split(b"\n"), 1):
+            text = decode(raw).rstrip("\r").replace("\x00", "").strip()
+            if text and len(self.paste) < PASTE_LINES:
+                self.paste.append((name, n, text[:MAX_LINE]))
+
     def scan_stream(self, fh: BinaryIO, name: str, stats: FileStats, path_rank: Optional[int]) -> Iterator[Hit]:
         """Yield the hits of one stream, reading ``BLOCK`` bytes at a time."""
         self._tb = TracebackReader()
@@ -300,6 +317,11 @@ class Scanner:
                 elif block and block[:8192].count(b"\x00") > 64:
                     stats.skipped = "looks binary (NUL bytes), not a text log"
                     return
+            if block and stats.bytes == 0:
+                self._keep_paste(block, name)
+            elif block:
+                self._paste_bytes = PASTE_MAX + 1
+                self.paste = []
             if block:
                 stats.bytes += len(block)
                 newlines += block.count(b"\n")
