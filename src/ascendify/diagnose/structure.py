@@ -197,10 +197,41 @@ class ExcInfo:
     component: Optional[tuple] = None  # (component, PyFrame): the framework code it was raised in (components.py)
 
 
+_HEADER_TOKEN = re.compile(r"""\s*(?:
+    \d{4}[-/]\d\d[-/]\d\d(?:[-T\ ]\d\d:\d\d:\d\d(?:[.,:]\d{1,9}){0,3})?Z?   # a date or timestamp
+  | \d\d:\d\d:\d\d(?:[.,]\d{1,9})?
+  | \[[^\]\n]{0,80}\]:?                                         # [2026-…] [ERROR] [core.py:586] [rank0]:
+  | \([\w.-]{1,60}(?:\ [\w]{1,20}=[\w.:-]{1,40}){1,4}\)              # (VllmWorker rank=1 pid=881)
+  | (?:ERROR|WARNING|WARN|CRITICAL|FATAL|INFO|DEBUG|Error|error)\b:?
+  | [EWIF]\d{4}\ \d\d:\d\d:\d\d\.\d+\ +\d+\ [\w./-]{1,80}:\d{1,6}\]      # glog: E0501 10:00:00.123 123 x.py:12]
+  | [\w.]{1,80}:[\w<>]{1,80}:\d{1,6}(?=\ )                           # loguru: module:function:12
+  | [-|:>]{1,3}(?=\ )
+  | \d{1,9}(?=\ )                                                # a pid or thread id
+)""", re.X)
+MAX_HEADER_TOKENS = 12
+
+
+def strip_header(body: str) -> str:
+    """``body`` without a leading log header of timestamps, levels, ``[...]`` groups, ``(Worker pid=1)``, glog and
+    loguru locations and separators (``2026-03-01 10:00:01,123 - ERROR - ValueError: x`` -> ``ValueError: x``);
+    prose before a message is kept (``we got ValueError: x`` stays as it is)."""
+    pos = 0
+    for _ in range(MAX_HEADER_TOKENS):
+        m = _HEADER_TOKEN.match(body, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+    return body[pos:].strip()
+
+
 def bare_exception(body: str) -> Optional[ExcInfo]:
-    """An exception line on its own (``RuntimeError: …`` with no traceback above it), else None."""
+    """An exception line on its own (``RuntimeError: …`` with no traceback above it, after a log header such as
+    ``2026-03-01 10:00:01,123 - ERROR - ``), else None."""
     stripped = body.strip()
     m = _EXC.match(stripped)
+    if m is None or not m.group(2) or not _looks_like_exception(m.group(1)):
+        stripped = strip_header(stripped)
+        m = _EXC.match(stripped)
     if m is None or not m.group(2) or not _looks_like_exception(m.group(1)):
         return None
     return ExcInfo(type=m.group(1), message=m.group(2).strip(), frame=None, last_frame=None, chain=0, pos=0, link="",
