@@ -47,3 +47,12 @@ def test_packaged_index_is_current_and_loads():
     assert r.returncode == 0, r.stderr[-2000:]
     idx = ki.load.__wrapped__() if hasattr(ki.load, "__wrapped__") else ki.load()
     assert len(idx.records) == sum(1 for _n, d in _files() for line in d.decode().splitlines() if line.strip())
+
+
+def test_the_freshness_check_reads_the_catalogue_as_the_catalogue_module_does():
+    # known_issues hashes the catalogue files itself (no import of the catalogue module at index load): the texts
+    # must stay those signatures.data_files reads, or a changed catalogue would leave a stale index looking current
+    from ascendify.diagnose import known_issues as ki
+    from ascendify.diagnose.signatures import data_files
+
+    assert ki._catalogue_texts() == data_files()

@@ -293,15 +293,27 @@ def sources_hash(files: list) -> dict:
     """SHA-256 of each data file, and of the catalogue (``catalogue``: the generic-line marks read its messages)."""
     out = {name: hashlib.sha256(data).hexdigest() for name, data in files}
     try:
-        from ascendify.diagnose.signatures import data_files as catalogue_files
-
         h = hashlib.sha256()
-        for name, text in catalogue_files():
+        for name, text in _catalogue_texts():
             h.update(name.encode() + b"\0" + text.encode("utf-8"))
         out["catalogue"] = h.hexdigest()
-    except (ImportError, OSError):  # pragma: no cover
+    except OSError:  # pragma: no cover
         pass
     return out
+
+
+def _catalogue_texts() -> list:
+    """``[(name, text)]`` of the catalogue's data files, as ``signatures.data_files`` reads them (read here so that
+    checking the index is current does not import and compile the catalogue module: a fresh process loads the
+    index in well under 100 ms)."""
+    root = resources.files("ascendify.diagnose").joinpath("data")
+    files = [("signatures.toml", root.joinpath("signatures.toml").read_text(encoding="utf-8"))]
+    cat = root.joinpath("catalogue")
+    if cat.is_dir():
+        for f in sorted(cat.iterdir(), key=lambda p: p.name):
+            if f.name.endswith(".toml"):
+                files.append((f"catalogue/{f.name}", f.read_text(encoding="utf-8")))
+    return files
 
 
 # ---------------------------------------------------------------- index
