@@ -94,22 +94,21 @@ def _bits_f64(typingctx, u):
     return types.float64(types.uint64), codegen
 
 
+#: elements summed per block in the sum loops (``_sums_block``, ``_kl_block``), the block sums then
+#: added up, so that 1M-element chunks (``metrics.FUSED_CHUNK``) lose no more to rounding than
+#: 64k ones.  KL of the bench's first tensor
+#: pair (15.6M float32 pairs) against a math.fsum / log1p reference: 2.2e-16 off with blocks,
+#: 1.2e-15 without (1M chunks), 1.1e-15 on the numpy path
+BLOCK = 1 << 14
+
 #: lanes of the block-wise min/max (``_minmax``): elementwise updates of LANES partial results
 #: vectorise without any fast-math flag
 LANES = 128
 
 
 @_jit(fastmath=_SUMS, error_model="numpy")
-def _sums_rel(x, y, fo):
-    """The data pass's reductions but KL's, in one loop vectorised by ``reassoc``: Σx², Σy², Σxy,
-    Σx, Σy, Σ(x−y)², Σ|x−y|, Σ|x−y|/|y| (0 where |y| ≤ ε), and max |x−y|, max |x−y|/|y|.
-    The maxima are taken on the bit patterns as uint64: both values are ≥ +0.0 (``abs``, or the
-    0.0 of a masked position), and non-negative doubles, +inf included, order as their bits
-    do, so the maxima are exact; LLVM vectorises the integer max, not the float one.
-    ``error_model="numpy"``: the guarded division needs no zero-division branch."""
+def _sums_block(x, y, mab, mrel):
     sxx = syy = sxy = sx = sy = sdd = sab = srel = 0.0
-    mab = np.uint64(0)
-    mrel = np.uint64(0)
     for i in range(x.size):
         a = np.float64(x[i])
         b = np.float64(y[i])
@@ -129,6 +128,32 @@ def _sums_rel(x, y, fo):
         ur = _f64_bits(r)
         mab = ua if ua > mab else mab
         mrel = ur if ur > mrel else mrel
+    return sxx, syy, sxy, sx, sy, sdd, sab, srel, mab, mrel
+
+
+@_jit(fastmath=_SUMS, error_model="numpy")
+def _sums_rel(x, y, fo):
+    """The data pass's reductions but KL's, in one loop vectorised by ``reassoc``: Σx², Σy², Σxy,
+    Σx, Σy, Σ(x−y)², Σ|x−y|, Σ|x−y|/|y| (0 where |y| ≤ ε), and max |x−y|, max |x−y|/|y|.
+    The maxima are taken on the bit patterns as uint64: both values are ≥ +0.0 (``abs``, or the
+    0.0 of a masked position), and non-negative doubles, +inf included, order as their bits
+    do, so the maxima are exact; LLVM vectorises the integer max, not the float one.
+    The sums run per BLOCK elements (``_sums_block``), the block sums then added.
+    ``error_model="numpy"``: the guarded division needs no zero-division branch."""
+    sxx = syy = sxy = sx = sy = sdd = sab = srel = 0.0
+    mab = np.uint64(0)
+    mrel = np.uint64(0)
+    n = x.size
+    for s0 in range(0, n, BLOCK):
+        bxx, byy, bxy, bx, by, bdd, bab, brel, mab, mrel = _sums_block(x[s0:s0 + BLOCK], y[s0:s0 + BLOCK], mab, mrel)
+        sxx += bxx
+        syy += byy
+        sxy += bxy
+        sx += bx
+        sy += by
+        sdd += bdd
+        sab += bab
+        srel += brel
     fo[SXX] = sxx
     fo[SYY] = syy
     fo[SXY] = sxy
@@ -234,10 +259,7 @@ def _log_ratio(p, q):
 
 
 @_jit(fastmath=_SUMS, error_model="numpy")
-def _kl_sums(x, y, lo_x, sc_x, lo_y, sc_y, fo):
-    """KL's sums: p = max((x − lo_x)·sc_x, eps32) and q likewise from y, elementwise as the numpy
-    path, and Σp, Σq, Σ p·ln(p/q) into ``fo[KL_SP]``, ``fo[KL_SQ]``, ``fo[KL_SPL]``, in one
-    vectorised loop (``error_model="numpy"``: no zero-division branch; mp + mq ≥ 2 anyway)."""
+def _kl_block(x, y, lo_x, sc_x, lo_y, sc_y):
     sp = sq = spl = 0.0
     for i in range(x.size):
         p = (np.float64(x[i]) - lo_x) * sc_x
@@ -247,6 +269,21 @@ def _kl_sums(x, y, lo_x, sc_x, lo_y, sc_y, fo):
         sp += p
         sq += q
         spl += p * _log_ratio(p, q)
+    return sp, sq, spl
+
+
+@_jit(fastmath=_SUMS, error_model="numpy")
+def _kl_sums(x, y, lo_x, sc_x, lo_y, sc_y, fo):
+    """KL's sums: p = max((x − lo_x)·sc_x, eps32) and q likewise from y, elementwise as the numpy
+    path, and Σp, Σq, Σ p·ln(p/q) into ``fo[KL_SP]``, ``fo[KL_SQ]``, ``fo[KL_SPL]``, in one
+    vectorised loop per BLOCK elements (``error_model="numpy"``: no zero-division branch)."""
+    sp = sq = spl = 0.0
+    n = x.size
+    for s0 in range(0, n, BLOCK):
+        bp, bq, bpl = _kl_block(x[s0:s0 + BLOCK], y[s0:s0 + BLOCK], lo_x, sc_x, lo_y, sc_y)
+        sp += bp
+        sq += bq
+        spl += bpl
     fo[KL_SP] = sp
     fo[KL_SQ] = sq
     fo[KL_SPL] = spl
