@@ -11,8 +11,9 @@ The kernels reproduce the numpy path of ``Accumulator.update`` / ``update_range`
 element for element: the same float64 operations per element (x − y, |x − y|/|y|,
 (x − lo)·(1/(hi − lo)) floored at float32 eps, ...), so counts, minima and maxima are
 bit-identical (KL's ln(p/q) is not numpy's log of the rounded p/q but within 2 ulp of the
-exact one); only the order of the sums differs (numba with ``reassoc`` vectorises them into several partial sums, numpy sums pairwise or in BLAS), which changes the sums by a
-few units in the last place, and KL (a difference of nearly equal sums for close tensors)
+exact one); only the order of the sums differs (numba with ``reassoc`` vectorises them into
+several partial sums, numpy sums pairwise or in BLAS), which changes the sums by a few units in
+the last place, and KL (a difference of nearly equal sums for close tensors)
 within rtol 1e-9 / atol 1e-12 (tests/compare/test_fused.py).
 
 Data pass: on a chunk whose Σx² and Σy² come out finite (so every element is
@@ -31,7 +32,7 @@ and uses only positions where both sides are finite.  Range pass (KL's min/max):
 min/max on the raw dtype is faster for the others).
 """
 
-# ruff: noqa: PLR1730, FURB136 -- selects and ``if v > m: m = v`` vectorise (lane loops, integer maxima), numba's max() does not
+# ruff: noqa: PLR1730, FURB136 -- selects and ``if v > m: m = v`` vectorise (lanes, integer maxima), max() does not
 
 from __future__ import annotations
 
