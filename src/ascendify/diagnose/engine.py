@@ -98,6 +98,9 @@ REASON_SHARED = 2
 """Distinctive words of a finding's own reason a known issue must share to be attached to it."""
 """Distinct error codes remembered per diagnosis (the known-issue code agreement)."""
 """Error findings (first in ranking) matched against the known issues, each by its own evidence."""
+_REASON_STOP = frozenset("must should not check please but got only which this that with when the and for are is be "
+                         "in of to op support supported".split())
+"""Words of any reason sentence (the rule's wording, not its subject): not what makes a thread about this reason."""
 
 _CODE_SHAPE = re.compile(r"E[0-9A-Z][0-9]{4}|ERR[0-9]{5}|[1-5][0-9]{5}")
 _ACL_CLASS = {"1": "parameter / usage error", "2": "resource error", "3": "storage / sub-health error", "5": "internal error"}
@@ -1156,16 +1159,41 @@ class Aggregator:
         by_id = {s.id: s for s in fw_mod.load()}
         return any(by_id[i].lead for i in f.settings if i in by_id)
 
+    @staticmethod
+    def _reason_rule_read(f: Finding) -> bool:
+        """A leading message-phrase rule of data/reasons.toml (a regex with a plain-words cause) read the message's
+        own reason: what the message says is wrong leads, and a thread matched by its words follows it, however close
+        (threads share the wrapper lines and the op name, not necessarily the reason)."""
+        if not f.settings:
+            return False
+        by_id = {s.id: s for s in fw_mod.load()}
+        return any(by_id[i].lead and by_id[i].regex is not None and by_id[i].cause and "*" in by_id[i].framework
+                   for i in f.settings if i in by_id)
+
+    @staticmethod
+    def _shares_reason(f: Finding, m) -> bool:
+        """The thread shares the reason's own words (:data:`REASON_SHARED` of its whole words, an op name counted
+        once), so it is about this message and not only about the op or the wrapper lines around it."""
+        words = set()
+        for w in set(re.findall(r"[A-Za-z][A-Za-z0-9_]*", f.reason or "")):
+            mine = [t for t in ki_mod.tokens(w) if t not in _GENERIC_TOKENS and t not in _REASON_STOP
+                    and not t.endswith("error")]
+            if mine:
+                words.add(max(mine, key=len))
+        terms = set(getattr(m, "terms", ()) or ())
+        return bool(words) and len(words & terms) >= min(REASON_SHARED, len(words))
+
     def _attach(self, f: Finding, m, versions: dict) -> None:
         rec = m.record
         note = ki_mod.compare_fixed(rec, versions)
         f.known_issue = dict(m.to_dict(), fix_note=note or None)
         kind = "known issue" if m.close else "closest known issue"  # a weak match is offered, not asserted
         ref = f"{kind} {rec['id']} ({rec['url']}, match {m.confidence:.2f}" + ("" if m.close else ", not certain") + ")"
-        lead = f.generic or f.role == "wrapper" or f.family in ("reason", "python", "cann-code", "acl-code", "torch-npu-code") \
-            or m.confidence >= 0.8
-        if lead and m.confidence < 0.8 and self._phrase_explained(f):
-            lead = False  # a message-family rule already reads this message: a loose thread match follows it
+        lead = f.generic or f.role == "wrapper" or f.family in ("reason", "cann-code", "acl-code", "torch-npu-code") \
+            or (f.family == "python" and f.id.startswith("python-")) or m.confidence >= 0.8
+        if lead and (m.confidence < 0.8 or (self._reason_rule_read(f) and not self._shares_reason(f, m))) \
+                and self._phrase_explained(f):
+            lead = False  # a message-family rule already reads this message: a thread match follows it
         if lead:
             f.cause = ("" if m.close else "Perhaps: ") + f"{rec['cause']} ({ref}.) " + f.cause
             f.fix = ("" if m.close else "If it is that issue: ") + rec["fix"].rstrip(". ") + "." + (f" {note}" if note else "") \

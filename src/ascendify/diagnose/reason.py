@@ -48,12 +48,14 @@ GENERIC = (
     "kernel task happen error", "rtkernellaunch failed", "rtstreamsynchronize failed", "synchronize stream failed",
     "rtstreamsynchronizewithtimeout execute failed", "launch kernel failed", "execute failed", "run failed",
     "please check", "no reason", "none", "%s", "dist call hccl api failed", "runtime error",
+    "check param failed", "tiling failed", "kernel launch failed", "op tiling failed",
 )
 _GENERIC_START = (
     "the inner error is reported as above", "inner error", "traceback", "file \"", "[pid:", "process exits",
     "the process exits", "please refer", "for more details", "see the", "solution:", "possible cause",
     "call acl api failed", "pta call acl api failed", "[error]", "atc run failed", "check whether", "check if",
     "please check", "check the", "execute:", "unknown error occurred",
+    "since the operator is called asynchronously", "if you want to get the accurate stacktrace",
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _ERR_START = re.compile(r"^\s*ERR\d{5}\b")
