@@ -30,8 +30,8 @@ def test_fix_write_unwritable_file_is_not_counted_as_fixed(tmp_path, monkeypatch
     assert r.code == 2, r.err
     assert (f"ascendify: error: {p}: not written (Permission denied): 2 fix(es) not applied, file left unchanged; "
             "make the file and its folder writable and rerun\n") in r.err, r.err
-    assert r.err.splitlines()[-1] == ("fixed 0 finding(s) in 0 file(s); 0 remaining finding(s) need a person; "
-                                      "2 fix(es) in 1 file(s) not written (see above), those files unchanged."), r.err
+    assert r.err.splitlines()[-1] == ("fixed 0 finding(s) in 0 file(s); 2 remaining finding(s): 0 need a person, "
+                                      "2 have fixes in 1 file(s) that were not written (see above), those files unchanged."), r.err
 
 
 def test_fix_write_unwritable_json_counts(tmp_path, monkeypatch):
@@ -95,7 +95,94 @@ def test_fix_write_into_a_read_only_folder(ro_dir):
     assert r.code == 2 and p.read_text() == CUDA_SRC
     line = next(ln for ln in r.err.splitlines() if "not written" in ln and ln.startswith("ascendify: error: "))
     assert str(p) in line and ("Permission denied" in line or "Operation not permitted" in line), line
-    assert "0 remaining finding(s) need a person; 2 fix(es) in 1 file(s) not written" in r.err.splitlines()[-1]
+    assert "2 remaining finding(s): 0 need a person, 2 have fixes in 1 file(s) that were not written" in r.err.splitlines()[-1]
+
+
+# --------------------------------------------------------------------------- a read-only file in a writable folder
+READ_ONLY_SRC = CUDA_SRC + "z = torch.randn(2, device='cuda')\nprint(torch.cuda.get_device_name(0))\n"
+
+
+def test_is_read_only_by_mode_bits_and_access(tmp_path, monkeypatch):
+    """The owner's write bit decides even for root (whom os.access lets write anything); os.access too."""
+    from ascendify.fsutil import is_read_only
+
+    p = tmp_path / "a.py"
+    p.write_text("x = 1\n")
+    p.chmod(0o444)
+    assert is_read_only(str(p)) is True
+    p.chmod(0o644)
+    assert is_read_only(str(p)) is False
+    assert is_read_only(str(tmp_path / "missing.py")) is False  # a new file: nothing to keep
+    monkeypatch.setattr(os, "access", lambda path, m, **k: False)  # a user without write permission
+    assert is_read_only(str(p)) is True
+
+
+def test_atomic_write_keeps_a_read_only_file(tmp_path):
+    from ascendify.fsutil import READ_ONLY, atomic_write
+
+    p = tmp_path / "a.py"
+    p.write_text("old\n")
+    p.chmod(0o444)
+    with pytest.raises(PermissionError) as exc:
+        atomic_write(str(p), b"new\n", keep_read_only=True)
+    assert exc.value.strerror == READ_ONLY == "read-only file"
+    assert p.read_text() == "old\n" and [x.name for x in tmp_path.iterdir()] == ["a.py"]  # no temporary file left
+    atomic_write(str(p), b"new\n")  # without keep_read_only (artefacts ascendify owns): replaced, mode kept
+    assert p.read_text() == "new\n" and (p.stat().st_mode & 0o777) == 0o444
+
+
+def test_fix_write_read_only_file_is_not_written(tmp_path):
+    """chmod a-w on the file, folder writable: not rewritten (before: rewritten, rc 0, 'fixed 11 finding(s)');
+    its 14 findings all remain: 3 for a person, 11 whose fixes were not written (before: '3 remaining')."""
+    import pathlib
+
+    src = (pathlib.Path(__file__).resolve().parent.parent / "examples" / "cuda_project" / "trainer" / "utils.py").read_text()
+    p = tmp_path / "utils.py"
+    p.write_text(src)
+    p.chmod(0o444)
+    r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", str(p))
+    assert p.read_text() == src and (p.stat().st_mode & 0o777) == 0o444
+    assert r.code == 2, r.err
+    assert (f"ascendify: error: {p}: not written (read-only file): 11 fix(es) not applied, file left unchanged; "
+            "make the file and its folder writable and rerun\n") in r.err, r.err
+    assert r.err.splitlines()[-1] == ("fixed 0 finding(s) in 0 file(s); 14 remaining finding(s): 3 need a person "
+                                      "(1 of them fixable with --unsafe-fixes), 11 have fixes in 1 file(s) that were "
+                                      "not written (see above), those files unchanged."), r.err
+
+
+def test_fix_write_read_only_file_json(tmp_path):
+    import json
+
+    p = tmp_path / "a.py"
+    p.write_text(READ_ONLY_SRC)
+    p.chmod(0o444)
+    r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", "--format", "json", str(p))
+    assert r.code == 2 and p.read_text() == READ_ONLY_SRC
+    doc = json.loads(r.out)
+    assert [(os.path.basename(x["path"]), x["reason"]) for x in doc["not_written"]] == [("a.py", "read-only file")], doc
+    assert doc["stats"]["fixed"] == 0 and doc["stats"]["not_written"] == doc["not_written"][0]["fixes"] > 0
+    assert doc["changes"] == []
+
+
+def test_fix_write_writable_file_still_written(tmp_path):
+    """The negative: a file with its write bit is rewritten as before (exit 0 or the --fail-on code, not 2)."""
+    p = tmp_path / "a.py"
+    p.write_text(READ_ONLY_SRC)
+    p.chmod(0o644)
+    r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", str(p))
+    assert p.read_text() != READ_ONLY_SRC and "not written" not in r.err and r.code != 2, r.err
+    assert (p.stat().st_mode & 0o777) == 0o644
+
+
+def test_fix_write_read_only_requirements_not_written(tmp_path):
+    req = tmp_path / "requirements.txt"
+    req.write_text("torch==2.1.0\n")
+    req.chmod(0o444)
+    (tmp_path / "a.py").write_text(CUDA_SRC)
+    r = run_cli("fix", "--write", "--no-cache", "--jobs", "1", str(tmp_path))
+    assert req.read_text() == "torch==2.1.0\n" and r.code == 2, r.err
+    assert any("requirements.txt: not written (read-only file)" in ln for ln in r.err.splitlines()), r.err
+    assert (tmp_path / "a.py").read_text() != CUDA_SRC  # the writable file is fixed
 
 
 def _all_help() -> dict:

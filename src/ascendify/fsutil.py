@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
+
+READ_ONLY = "read-only file"  # the reason atomic_write(keep_read_only=True) gives for a file it refuses to replace
+
+
+def is_read_only(path: str) -> bool:
+    """True if ``path`` exists and its user may not write it: ``os.access(path, W_OK)`` is false, or
+    (for root, whom ``os.access`` lets write anything) its mode has no write bit for the owner.
+    A file the user made read-only (``chmod a-w``) must not be rewritten behind its back by a
+    temporary file and ``os.replace``, which only needs the folder to be writable."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    return not os.access(path, os.W_OK) or not st.st_mode & stat.S_IWUSR
 
 
 def is_within(path: str, folder: str) -> bool:
@@ -61,15 +78,20 @@ def replace_file(tmp: str, path: str, like: str | None = None, mode: int | None 
     os.replace(tmp, path)
 
 
-def atomic_write(path: str, data: bytes, like: str | None = None, mode: int | None = None) -> None:
+def atomic_write(path: str, data: bytes, like: str | None = None, mode: int | None = None,
+                 keep_read_only: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and
     ``os.replace``; the file mode is copied from ``like`` (default: ``path`` if it
     exists); a new file gets the mode ``open`` would give it (``0o666`` less the umask;
     ``mode=0o777`` for a script: ``0o777`` less the umask, see :func:`file_mode`).
     A symlink ``path`` is written through: its target is replaced and the link kept.
+    With ``keep_read_only`` an existing file that :func:`is_read_only` raises ``PermissionError``
+    (``strerror`` :data:`READ_ONLY`) instead of being replaced (``fix --write`` on the user's own files).
     Raises ``OSError`` on failure, leaving ``path`` as it was."""
     if os.path.islink(path):
         path = os.path.realpath(path)
+    if keep_read_only and is_read_only(path):
+        raise PermissionError(errno.EACCES, READ_ONLY, path)
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".ascendify-", suffix=".tmp")
     try:

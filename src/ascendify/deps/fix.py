@@ -254,7 +254,7 @@ def _apply_to_run(run, dep: list, paths: tuple, settings, mode: str, out_dir: Op
         data = (b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8")
         if mode == "write":
             try:
-                atomic_write(path, data)
+                atomic_write(path, data, keep_read_only=True)  # a read-only requirements.txt stays as it is
             except OSError as exc:  # "not written": neither fixed nor left for a person (fix.run does the same)
                 run.unwritten.append((rel, exc.strerror or str(exc), len(todo)))
                 remaining.extend(f for f in fs if f not in todo)

@@ -426,7 +426,7 @@ def _fix_file(job: tuple) -> _FileFix:
         out.diff = "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), "a/" + rel.lstrip("/"), "b/" + rel.lstrip("/")))
     elif mode == "write":
         try:
-            atomic_write(path, new_bytes)
+            atomic_write(path, new_bytes, keep_read_only=True)  # a file the user made read-only stays as it is
         except OSError as exc:  # not an error of the fix: counted as "not written", neither fixed nor for a person
             out.unwritten = exc.strerror or str(exc)
     return out
@@ -504,11 +504,11 @@ def fix_tree(paths: tuple, result: ScanResult, settings: Settings, mode: str, ou
     for out in _map_files(jobs_todo, settings, jobs, progress):
         rel = out.rel
         run.errors.extend(out.errors)
+        run.unsafe_skipped += out.unsafe  # an unwritten file's unsafe-fixable findings remain as well
         if out.unwritten is not None:  # the file is unchanged: its fixes are "not written", not fixed and not for a person
             final_of[rel], n = _unwritten_left(final_of[rel], out.changes)
             run.unwritten.append((rel, out.unwritten, n))
             continue
-        run.unsafe_skipped += out.unsafe
         if out.new_bytes is None:  # unchanged: its findings stand as the scan gave them
             continue
         final_of[rel] = out.final

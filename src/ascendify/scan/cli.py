@@ -258,13 +258,17 @@ def fix_summary(run, verb: str) -> str:
     settled = (run.counts or {}).get("settled")
     gone = (f", and {settled} more {'would go' if verb.startswith('would') else 'went'} with those fixes (call sites of the fixed code)"
             if settled else "")
-    # remaining: what a scan of the fixed code finds (the final state of every file and the project pass over it)
-    return (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s){gone}; {s['remaining']} remaining finding(s) need a person"
-            + (f" ({s['unsafe_skipped']} of them fixable with --unsafe-fixes)" if s["unsafe_skipped"] else "")
+    # remaining: what a scan of the fixed code finds (the final state of every file and the project pass over it);
+    # with files --write could not write, their unapplied fixes still remain too (nothing of those files changed)
+    unsafe = f" ({s['unsafe_skipped']} of them fixable with --unsafe-fixes)" if s["unsafe_skipped"] else ""
+    if run.unwritten:
+        left = (f"{s['remaining'] + s['not_written']} remaining finding(s): {s['remaining']} need a person{unsafe}, "
+                f"{s['not_written']} have fixes in {s['files_not_written']} file(s) that were not written (see above), those files unchanged")
+    else:
+        left = f"{s['remaining']} remaining finding(s) need a person{unsafe}"
+    return (f"{verb} {s['applied']} finding(s) in {s['files_changed']} file(s){gone}; {left}"
             + (f"; {len(run.errors)} file(s) could not be rewritten (see above) and were left unchanged" if run.errors else "")
-            + (f"; {len(run.problems)} file(s) are missing from the migrated copy (see above)" if run.problems else "")
-            + (f"; {s['not_written']} fix(es) in {s['files_not_written']} file(s) not written (see above), those files unchanged"
-               if run.unwritten else "") + ".")
+            + (f"; {len(run.problems)} file(s) are missing from the migrated copy (see above)" if run.problems else "") + ".")
 
 
 # --------------------------------------------------------------------------- rules
