@@ -18,9 +18,23 @@ from ascendify.options import chip_option, emit, envelope, fail_on_option, repor
 _WRAP = 100
 
 
+def _width() -> int:
+    """Lines of the text report: :data:`_WRAP` columns, fewer when ``$COLUMNS`` / the terminal is narrower."""
+    from ascendify.termtable import report_width
+
+    return max(40, min(_WRAP, report_width()))
+
+
 def _wrap(label: str, text: str) -> list:
     head = f"   {label:<9}"
-    return textwrap.wrap(text, _WRAP, initial_indent=head, subsequent_indent=" " * len(head)) or [head]
+    # a URL or path longer than the line stays whole (a link cut in two cannot be followed)
+    return textwrap.wrap(text, _width(), initial_indent=head, subsequent_indent=" " * len(head), break_long_words=False,
+                         break_on_hyphens=False) or [head]
+
+
+def _line(text: str, indent: str = "   ") -> list:
+    """``text`` wrapped to the report's width, continuation lines indented by ``indent``."""
+    return textwrap.wrap(text, _width(), subsequent_indent=indent, break_long_words=False, break_on_hyphens=False) or [text]
 
 
 def _where(f: Finding) -> str:
@@ -124,9 +138,20 @@ def oom_line(d: dict) -> str:
 
 
 def render_text(report: Report, max_findings: Optional[int] = None) -> str:
-    if report.incidents:
-        return _render_incidents(report, max_findings)
-    return _render_one(report, max_findings)
+    text = _render_incidents(report, max_findings) if report.incidents else _render_one(report, max_findings)
+    width = _width()
+    if width >= _WRAP:
+        return text
+    # a terminal narrower than the report's lines ($COLUMNS=80): the summary lines above the findings wrap too
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip(" "))
+        out += textwrap.wrap(line, width, initial_indent=" " * lead, subsequent_indent=" " * (lead + 3 if not lead else lead),
+                             break_long_words=False, break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 def _files_label(rep: Report) -> str:
@@ -186,10 +211,11 @@ def _render_one(report: Report, max_findings: Optional[int] = None) -> str:
         out.append("")
     for i, f in enumerate(shown, 1):
         tag = ("likely root cause" if f.role == "cause" else "first symptom") if i == 1 and f.severity == "error" else f.role
-        out.append(f"{i}. [{f.severity}] {f.title} — {tag}{_where(f)}, confidence {f.confidence:.2f}")
+        out += _line(f"{i}. [{f.severity}] {f.title} — {tag}{_where(f)}, confidence {f.confidence:.2f}")
         for e in f.evidence:
             rk = f" [rank {e.rank}]" if e.rank is not None else ""
-            text = e.text if len(e.text) <= 160 else e.text[:157] + "..."
+            room = max(40, _width() - len(f"   {e.file}:{e.line}{rk}: "))
+            text = e.text if len(e.text) <= room else e.text[:room - 3] + "..."
             out.append(f"   {e.file}:{e.line}{rk}: {text}")
         if f.count > len(f.evidence):
             out.append(f"   … {f.count - len(f.evidence)} more line(s)")
