@@ -50,3 +50,18 @@ def test_migrate_with_unrelated_include_fails_before_writing(tmp_path):
     r = run_cli("migrate", EXAMPLE, "--out-dir", str(tmp_path / "m"), "--no-doctor", "--include", str(junk), cwd=str(tmp_path))
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and str(junk) in r.err, r.err
     assert not (tmp_path / "m").exists()
+
+
+def test_the_diagnose_root_cause_names_the_first_finding_when_two_share_an_id(tmp_path):
+    # two python-exception findings: the summary's root cause is the first, not the last one of that id
+    diag = {"schema": "ascendify.diagnose/1", "summary": {"findings": 2, "files": 1, "root_cause": "python-exception"},
+            "findings": [{"id": "python-exception", "title": "ValueError: Unknown speculative decoding method: eagle3",
+                          "severity": "error", "role": "cause", "cause": "c", "fix": "f", "evidence": []},
+                         {"id": "python-exception", "title": "RuntimeError: Engine core initialization failed",
+                          "severity": "error", "role": "consequence", "cause": "c", "fix": "f", "evidence": []}]}
+    p = tmp_path / "diag.json"
+    p.write_text(json.dumps(diag), encoding="utf-8")
+    r = run_cli("report", EXAMPLE, "--include", str(p), "--out-dir", str(tmp_path / "r"), cwd=str(tmp_path))
+    assert r.code == 0, r.err
+    html = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "root cause: <a href=\"#diag-python-exception\"><strong>ValueError: Unknown speculative decoding" in html
