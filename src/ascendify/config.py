@@ -60,6 +60,9 @@ class Settings:
     torch_npu: str = field(default_factory=default_torch_npu)
     torch_npu_reason: str = ""
     """Why this release ("from requirements.txt: torch==2.1.0"); empty until decided."""
+    torch_npu_requested: str = ""
+    """The release asked for when the KB has no release of it and ``torch_npu`` is the known one used
+    instead (``--torch-npu 9.9.9`` -> ``2.14.0``, ``2.7`` -> ``2.7.1.post11``); empty otherwise."""
     chip: Optional[str] = None
     fail_on: str = "error"
     unsafe_fixes: bool = False
@@ -110,7 +113,7 @@ class Settings:
     def cache_key(self) -> str:
         """Hash of the settings that change findings (not output or exit options)."""
         d = asdict(self)
-        for k in ("fail_on", "config_file", "exclude", "extend_exclude", "torch_npu_reason"):
+        for k in ("fail_on", "config_file", "exclude", "extend_exclude", "torch_npu_reason", "torch_npu_requested"):
             d.pop(k)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -248,6 +248,7 @@ def project_settings(paths, select=(), select_extend=(), ignore=(), ignore_exten
         raise AscendifyError(f"torch_npu version {s.torch_npu!r} is not a version (e.g. 2.7.1 or 2.7.1.post11); "
                              f"check --torch-npu or torch-npu in {s.config_file or 'the command line'}")
     _warn_unknown_release(s.torch_npu, s.torch_npu_reason)
+    _use_known_release(s)
     if s.chip:
         from ascendify.kb.chips import chip_info
 
@@ -271,6 +272,27 @@ def _warn_unknown_release(torch_npu: str, reason: str) -> None:
         return
     if note and "not in the KB" in note and "same torch" not in note:
         warn(f"{note} ({reason})")
+
+
+def _use_known_release(s) -> None:
+    """A requested release the KB has no line of (``9.9.9``, a series ``2.7``): every report and rule judges
+    against the known release whose data is used (``resolve_release``), the request kept in
+    ``torch_npu_requested`` and named in the reason ("nearest known to --torch-npu 9.9.9")."""
+    from ascendify.kb.ops import _vkey, resolve_release
+
+    try:
+        used, note = resolve_release(s.torch_npu)
+    except ValueError:
+        return
+    req = str(s.torch_npu)
+    if _vkey(used)[:3] == _vkey(req)[:3]:  # a release of a known line ("2.7.1", "2.7.1.post99"): judged as asked
+        return
+    src = f"--torch-npu {req}" if s.torch_npu_reason == "from --torch-npu" else s.torch_npu_reason.replace("from ", "", 1)
+    if note:
+        s.torch_npu_reason = f"nearest known to {src}"
+    else:  # a series: its newest known release
+        s.torch_npu_reason = f"the newest known release of the {req} series, from {src}"
+    s.torch_npu, s.torch_npu_requested = used, req
 
 
 def release_for(torch_npu: Optional[str], start: str = ".") -> "tuple[str, str]":

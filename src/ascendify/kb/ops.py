@@ -89,7 +89,9 @@ def resolve_release(torch_npu: Optional[str]) -> "tuple[str, Optional[str]]":
     """Map a requested torch_npu version to a known release.
 
     Exact match → (release, None).  A bare ``X.Y.Z`` → the newest ``.postN``
-    of that line, without a note; ``X.Y.Z.postN`` not in the KB → the known
+    of that line, without a note; a bare ``X.Y`` (or ``X``) → the newest known
+    release of that series (``2.7`` → ``2.7.1.post11``), without a note;
+    ``X.Y.Z.postN`` not in the KB → the known
     release of that line with a note.  Otherwise the newest known release at
     or below it (the oldest when it is older than every known one), with a
     warning naming both.  ``None`` → the newest release.  A string that is not
@@ -111,6 +113,11 @@ def resolve_release(torch_npu: Optional[str]) -> "tuple[str, Optional[str]]":
         return same[-1], (f"torch_npu {req} is not in the KB; using the data of torch_npu {same[-1]} "
                           f"(same torch {'.'.join(map(str, k[:3]))} line)")
 
+    if k[3] == -1 and k[2] == -1:  # "2.7" (or "2") names a series: its newest known release, no warning needed
+        parts = 1 if k[1] == -1 else 2
+        series = [r for r in rels if _vkey(r)[:parts] == k[:parts]]
+        if series:
+            return series[-1], None
     # the newest known release at or below the one asked for (9.9.9 -> the newest, 2.2.0 -> 2.1.0); the
     # oldest when it is older than all (the old distance weighed minor numbers across majors: 9.9.9 got 2.9.0)
     below = [r for r in rels if _vkey(r) <= k]

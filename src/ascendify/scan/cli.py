@@ -104,7 +104,8 @@ def _exit_code(findings: list[Finding], fail_on: str, problems: list) -> int:
 
 
 def _settings_dict(s: Settings) -> dict:
-    return {"target": s.target, "torch_npu": s.torch_npu, "torch_npu_reason": s.torch_npu_reason, "chip": s.chip, "select": s.select, "ignore": s.ignore,
+    return {"target": s.target, "torch_npu": s.torch_npu, "torch_npu_reason": s.torch_npu_reason,
+            "torch_npu_requested": s.torch_npu_requested or None, "chip": s.chip, "select": s.select, "ignore": s.ignore,
             "fail_on": s.fail_on, "config_file": s.config_file}
 
 
