@@ -144,3 +144,34 @@ def test_a_pasted_message_fragment_finds_its_known_issue(tmp_path, monkeypatch):
     # the same fragment inside a log over the paste size is not read line by line
     big = ("step 10 loss 2.31 lr 3e-4 tokens/s 81234.5\n" * 500) + "rotary cache length 4096 exceeds the positions buffer of the graph\n"
     assert not [g for g in diagnose_text(tmp_path, big, "big.log").findings if g.known_issue]
+
+
+def test_a_loose_thread_match_follows_the_feature_reading_and_a_warning_log_stays_a_warning(tmp_path, monkeypatch):
+    from ascendify.diagnose import known_issues as ki
+
+    rec = {"id": "blog#1", "project": "cann", "url": "https://example.org/blog/1", "date": "2026-01-01",
+           "title": "HcclCommInitRootInfoConfig fails", "resolution": "forum",
+           "quote": ["HcclCommInitRootInfoConfig failed with the installed CANN toolkit version mismatch detected",
+                     "please check the driver firmware and CANN package versions on every node"],
+           "cause": "The installed CANN version does not match the driver.", "fix": "Check the installed CANN version."}
+    filler = [dict(rec, id=f"other#{i}", url=f"https://example.org/other/{i}", title=f"unrelated {w}",
+                   quote=[f"{w} tokenizer vocabulary shard {w}s missing"], fix=f"Fix {w}.")
+              for i, w in enumerate("alpha bravo charlie delta echo foxtrot golf hotel india juliet".split())]
+    monkeypatch.setattr(ki, "load", lambda: ki.from_records([rec] + filler))
+    log = "INFO HcclCommInitRootInfoConfig CANN toolkit\n" + SPEC  # shares a few of the thread's words: a loose match
+    rep = diagnose((write_log(tmp_path, log),))
+    f = rep.findings[0]
+    assert f.details["component"]["id"] == "vllm-ascend-spec-decode"
+    assert f.known_issue is not None and 0.5 <= f.known_issue["confidence"] < 0.7  # offered, after the feature's reading
+    assert f.cause.startswith("ValueError was raised inside vllm-ascend's speculative decoding")
+    assert f.fix.startswith("Run without speculative decoding")
+
+    warn = ("[W compiler_depend.ts:51] Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the "
+            "NPU backend and will fall back to run on the CPU. This may have performance implications.\n")
+    rec2 = dict(rec, id="mineru#1", url="https://example.org/mineru/1", title="nms falls back to the CPU",
+                quote=["The operator 'torchvision::nms' is not currently supported on the NPU backend and will fall back to run on the CPU"],
+                cause="A few operators have no NPU kernel.", fix="None needed: it is a performance warning.")
+    monkeypatch.setattr(ki, "load", lambda: ki.from_records([rec2] + filler))
+    rep = diagnose((write_log(tmp_path, warn, "w.log"),))
+    assert [g.known_issue["id"] for g in rep.findings if g.known_issue] == ["mineru#1"]
+    assert all(g.severity == "warning" for g in rep.findings)

@@ -124,8 +124,9 @@ def reading(comp: Component, frame, exc_type: str, message: str) -> tuple:
     what = comp.name()
     cause = (f"{exc_type} was raised inside {what} ({where(comp, frame)}), not in your own code. An error raised in a framework's own "
              f"code usually means that the configuration or inputs you give it "
-             f"break a rule it checks (the message says which), that the installed {comp.project} has a bug there")
-    cause += (f", or that it does not match the installed {comp.pair} (its API changed between versions)." if comp.pair else ".")
+             f"break a rule it checks (the message says which)")
+    cause += (f", that the installed {comp.project} has a bug there, or that it does not match the installed {comp.pair} "
+              "(its API changed between versions)." if comp.pair else f", or that the installed {comp.project} has a bug there.")
     fix = (comp.workaround + " ") if comp.workaround else ""
     if comp.pair:
         fix += (f"Upgrade {comp.project} to its newest release with the {comp.pair} version that release names "
