@@ -47,6 +47,10 @@ CASES = [
      "ATC run failed, Please check the detail log, Try 'atc --help' for more information\n"
      "E10001: Value [Ascend310] for parameter [--soc_version] is invalid. Reason: The value is not supported.\n",
      ("(ascend310)", "npu-smi info", "--soc_version=ascend")),
+    ("reason-alignment",
+     "[rank0]: RuntimeError: call aclnnGroupedMatmulV4 failed, detail:EZ1001: [PID: 6619] 2026-05-20-13:44:10.009.120 "
+     "The n dim of weight is 3001, it should be aligned to 16 for bfloat16.\n",
+     ("aligned to 16", "pad the dimension", "next multiple")),
 ]
 
 
@@ -69,6 +73,7 @@ NEAR_MISSES = [
                                   "support list [DT_FLOAT,DT_BFLOAT16].\n"),
     ("reason-ascending-order", "EZ9999: [PID: 1] the sequence lengths are increasing with the batch index\n"),
     ("reason-soc-version-invalid", "ATC start working now, soc_version=Ascend910B3, please wait for a moment.\n"),
+    ("reason-alignment", "EZ9999: [PID: 1] the text of the report is aligned to the left, width 16\n"),
 ]
 
 
