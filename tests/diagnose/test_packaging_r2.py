@@ -27,6 +27,18 @@ PACKAGING = [
      "INFO 07-21 03:10:15 [loggers.py:118] Engine 000: Avg prompt throughput: 811.9 tokens/s, Avg generation "
      "throughput: 2301.4 tokens/s, Running: 201 reqs, Waiting: 55 reqs, GPU KV cache usage: 99.7%, Prefix cache hit rate: 0.0%\n",
      ("kv cache", "--gpu-memory-utilization")),
+    ("no-wheel-for-python",
+     "  × No solution found when resolving dependencies:\n  ╰─▶ Because torch-npu==2.6.0 has no wheels with a matching "
+     "Python ABI tag (e.g., `cp314`) and you require torch-npu==2.6.0, we can conclude that your requirements are "
+     "unsatisfiable.\n", ("python version", "uv venv -p 3.11")),
+    ("no-wheel-for-python",
+     "ERROR: Ignored the following versions that require a different python version: 2.4.0 Requires-Python >=3.9,<3.12\n"
+     "ERROR: Could not find a version that satisfies the requirement torch-npu==2.4.0 (from versions: none)\n"
+     "ERROR: No matching distribution found for torch-npu==2.4.0\n", ("python version", "wheels")),
+    ("onnx-export-opset-too-old",
+     "torch.onnx.errors.UnsupportedOperatorError: Exporting the operator 'aten::unflatten' to ONNX opset version 9 is "
+     "not supported. Please feel free to request support or submit a pull request on PyTorch GitHub.\n",
+     ("too old", "higher opset_version")),
 ]
 
 
@@ -43,6 +55,8 @@ def test_packaging_and_serving_entries(tmp_path, sid, text, words):
     ("pip-installed-conflict", "Requirement already satisfied: torch==2.5.1 in /usr/lib/python3.10/site-packages\n"
                                "the two files are incompatible\n"),
     ("build-tool-missing", "-- The CXX compiler identification is GNU 10.3.1\n-- Found ninja: /usr/bin/ninja\n"),
+    ("no-wheel-for-python", "ERROR: No matching distribution found for torch-npu==2.9.9rc7\n"),
+    ("onnx-export-opset-too-old", "[ERROR] ATC: opset version 19 is not supported, supported range is [9, 18]\n"),
     ("vllm-kv-cache-saturated", "INFO 07-21 03:10:15 [loggers.py:118] Engine 000: Running: 201 reqs, Waiting: 0 reqs, "
                                 "GPU KV cache usage: 99.7%, Prefix cache hit rate: 0.0%\n"),
 ])
