@@ -76,8 +76,9 @@ QUERY_HEAD = 64
 QUERY_TAIL = 192
 """Matched lines kept (first and last, 400 chars each) for matching known issues against the whole log."""
 _GENERIC_TOKENS = frozenset("runtime error exception traceback failed fail warning info raise raised value type key os "
-                            "assertion import module attribute".split())
-"""Words of any Python error line (exception class parts): never the specific part of a known issue's match."""
+                            "assertion import module attribute b kb kib mb mib gb gib tb tib byte bytes".split())
+"""Words of any Python error line (exception class parts, size units: an OOM line in MiB is the same message as one
+in GiB): never the specific part of a known issue's match."""
 SALIENT_KEEP = 32
 TPOT_STEP = 1.8
 _BENCH_CONC = re.compile(r"(?:Maximum request concurrency|request concurrency)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
@@ -215,6 +216,12 @@ BOILERPLATE_MESSAGES = (
     "RuntimeError: The size of tensor a must match the size of tensor b at non-singleton dimension 0",
     "RuntimeError: shape is invalid for input of size", "RuntimeError: mat1 and mat2 shapes cannot be multiplied",
     "RuntimeError: expected scalar type Float but found Half", "AssertionError AssertionError: assert",
+    # pip's resolver frame: every conflict prints it; the packages named in it are the specific part
+    "ERROR: Cannot install -r requirements.txt (line 1) and foo==1.0 because these package versions have conflicting "
+    "dependencies. The conflict is caused by: The user requested foo==1.0 bar 2.0 depends on To fix this you could try "
+    "to: 1. loosen the range of package versions you've specified 2. remove package versions to allow pip to attempt to "
+    "solve the dependency conflict ERROR: ResolutionImpossible: for help visit "
+    "https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts",
     # CANN's message frame: error-manager tails, inner-error and asynchronous-stack notes, plog headers
     "EZ9999: Inner Error! TraceBack (most recent call last): [FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]",
     "[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148] call rtFoo failed, runtime result = 507899. ret is -1",
@@ -1124,7 +1131,7 @@ class Aggregator:
         if not matched and errors and len(weak) == len(errors):
             # no specific finding and none matched by its own lines: the log's lines as a whole, for the first finding
             m = self._log_match(idx, fw)
-            if m is not None and not _boilerplate_only(m):
+            if m is not None and not _boilerplate_only(m) and not self._misses_reason(errors[0], m):
                 self._attach(errors[0], m, versions)
 
     def _only_own_line(self, f: Finding, m) -> bool:
@@ -1145,12 +1152,30 @@ class Aggregator:
         """A finding that *is* its message's own reason (``EZ9999: <reason>``) takes a known issue only when the
         issue shares the reason's own distinctive words (:data:`REASON_SHARED`): a thread matched by the wrapper
         lines around it (``ERR01100 OPS call acl api failed``, ``EZ9999``) is about another reason."""
-        if not f.reason or f.reason not in f.title:
+        if not f.reason or f.reason[:60] not in f.title:  # the title may end the reason with "..."
             return False
-        mine = {t for t in ki_mod.tokens(f.reason) if t not in _GENERIC_TOKENS and not t.endswith("error")}
-        if not mine:
+        # counted by the reason's whole words, not its tokens: an op name (MoeDistributeDispatchV2 -> moe, dispatch,
+        # ...) is one word the thread shares, and a part of another word (localMoeExpertNum's "moe") is none
+        words = set()
+        for w in set(re.findall(r"[A-Za-z][A-Za-z0-9_]*", f.reason)):
+            mine = [t for t in ki_mod.tokens(w) if t not in _GENERIC_TOKENS and not t.endswith("error")]
+            if mine:
+                words.add(max(mine, key=len))
+        if not words:
             return False
-        return len(mine & set(m.terms)) < min(REASON_SHARED, len(mine))
+        return len(words & set(m.terms)) < min(REASON_SHARED, len(words))
+
+    @staticmethod
+    def _other_code(f: Finding, rec: dict) -> bool:
+        """``f`` is the catalogue's entry for one specific code (``cann-EL0005``, ``acl-507015``) and the thread's
+        quoted lines and title show codes, none of them that one: the thread is about another error."""
+        if f.family not in ("cann-code", "acl-code", "torch-npu-code") or "-" not in f.id:
+            return False
+        code = f.id.split("-", 1)[1]
+        if ki_mod.generic_code(code):
+            return False
+        theirs = ki_mod.codes_of(" ".join(list(rec.get("quote") or []) + [rec.get("title") or ""]))
+        return bool(theirs) and code not in theirs
 
     @staticmethod
     def _phrase_explained(f: Finding) -> bool:
@@ -1199,6 +1224,8 @@ class Aggregator:
         comp = f.details.get("component") or {}
         if lead and not m.close and comp.get("feature") not in (None, "", comp.get("project")):
             lead = False  # raised inside a framework feature (components.toml): a loose thread match follows that reading
+        if lead and self._other_code(f, rec):
+            lead = False  # the catalogue's reading of this specific code leads a thread that never shows the code
         if lead:
             f.cause = ("" if m.close else "Perhaps: ") + f"{rec['cause']} ({ref}.) " + f.cause
             f.fix = ("" if m.close else "If it is that issue: ") + rec["fix"].rstrip(". ") + "." + (f" {note}" if note else "") \

@@ -43,7 +43,9 @@ class Setting:
             return None
         if not self.any and self.regex is None:
             return {}
-        blob = " ".join([e.text for e in finding.evidence[:5]] + [finding.reason or "", finding.title, finding.cause])
+        frame = getattr(finding, "frame", None) or {}
+        blob = " ".join([e.text for e in finding.evidence[:5]] + [finding.reason or "", finding.title, finding.cause,
+                                                                   frame.get("path") or "", frame.get("function") or ""])
         if self.regex is not None:
             m = self.regex.search(blob)
             return None if m is None else {k: v for k, v in m.groupdict().items() if v}
