@@ -137,3 +137,16 @@ def test_known_issue_order(fid, family, settings, confidence, leads):
     f = _attach(fid, family, settings, confidence)
     assert f.cause.startswith("Another bug.") is leads
     assert "Upgrade demo" in f.fix
+
+
+def test_an_address_out_of_range_is_no_argument_out_of_range(tmp_path):
+    # CANN's kernel-exception line names an address, not an op argument, and its [FUNC:...] tail is no range
+    from tests.diagnose.diag_util import diagnose_text
+
+    log = ("EZ9999: Inner Error!\n"
+           "EZ9999: [PID: 4410] 2025-11-03-04:22:19.101.223 The DDR address of the MTE instruction is out of range."
+           "[FUNC:PrintCoreErrorInfo][FILE:device_error_proc.cc][LINE:1234]\n")
+    rep = diagnose_text(tmp_path, log)
+    assert rep.findings
+    assert all("reason-value-out-of-range" not in f.settings for f in rep.findings)
+    assert all("allowed range FUNC" not in f.cause for f in rep.findings)

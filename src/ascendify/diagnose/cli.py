@@ -214,7 +214,15 @@ def _render_one(report: Report, max_findings: Optional[int] = None) -> str:
         out += _line(f"{i}. [{f.severity}] {f.title} — {tag}{_where(f)}, confidence {f.confidence:.2f}")
         for e in f.evidence:
             rk = f" [rank {e.rank}]" if e.rank is not None else ""
-            room = max(40, _width() - len(f"   {e.file}:{e.line}{rk}: "))
+            where = f"   {e.file}:{e.line}{rk}:"
+            room = _width() - len(where) - 1
+            if room < 40 and _width() < _WRAP:  # a narrow terminal, a long path: the location on its own line, the text under it
+                out.append(where)
+                room = _width() - 6
+                text = e.text if len(e.text) <= room else e.text[:room - 3] + "..."
+                out.append(f"      {text}")
+                continue
+            room = max(40, room)
             text = e.text if len(e.text) <= room else e.text[:room - 3] + "..."
             out.append(f"   {e.file}:{e.line}{rk}: {text}")
         if f.count > len(f.evidence):
