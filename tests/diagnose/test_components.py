@@ -175,3 +175,23 @@ def test_a_loose_thread_match_follows_the_feature_reading_and_a_warning_log_stay
     rep = diagnose((write_log(tmp_path, warn, "w.log"),))
     assert [g.known_issue["id"] for g in rep.findings if g.known_issue] == ["mineru#1"]
     assert all(g.severity == "warning" for g in rep.findings)
+
+
+SIG = """Traceback (most recent call last):
+  File "/usr/local/lib/python3.11/site-packages/sglang/srt/multimodal/processors/qwen_vl.py", line 233, in process_mm_data_async
+    out = self.process_and_combine_mm_data(base_output)
+  File "/usr/local/lib/python3.11/site-packages/transformers/models/qwen2_vl/image_processing_qwen2_vl_fast.py", line 180, in _preprocess
+    return super()._preprocess(images, **kwargs)
+TypeError: Qwen2VLImageProcessorFast._preprocess() missing 1 required positional argument: 'interpolation'
+"""
+
+
+def test_a_signature_mismatch_inside_a_framework_names_that_framework_and_the_package_it_called(tmp_path):
+    f = top_finding(tmp_path, SIG)
+    assert f.id == "python-call-signature-mismatch"
+    assert f.fix.startswith("The call that failed is in SGLang's code (sglang/srt/multimodal/processors/qwen_vl.py:233")
+    assert "install the SGLang release that matches the installed transformers" in f.fix
+    # the same mismatch from the user's own code: the catalogue's fix alone
+    own = SIG.replace("/usr/local/lib/python3.11/site-packages/sglang/srt/multimodal/processors/qwen_vl.py", "/home/me/app.py")
+    g = top_finding(tmp_path, own, "own.log")
+    assert g.id == "python-call-signature-mismatch" and "The call that failed is in" not in g.fix

@@ -113,6 +113,24 @@ def note(comp: Component, frame) -> tuple:
     return cause, fix
 
 
+_SITE = re.compile(r"(?:site|dist)-packages/([A-Za-z_][\w]*)/")
+
+
+def drift(comp: Component, frame, callee_path: str = "") -> str:
+    """The first sentence of a version-pairing fix when the failing call is in ``comp``'s code (``callee_path``: the
+    deepest frame's path, whose installed package is the other side of the pair when it is another package)."""
+    m = _SITE.search(callee_path.replace("\\", "/"))
+    callee = m.group(1) if m else ""
+    own = short_path(comp, frame.path).split("/", 1)[0]
+    if callee and callee != own:
+        with_what = f"the installed {callee}" + (f" (and {comp.pair})" if comp.pair and comp.pair.lower() != callee else "")
+    else:
+        with_what = (f"the installed {comp.pair}" if comp.pair else
+                     "the packages it calls (the frames below it in the traceback name them)")
+    return (f"The call that failed is in {comp.project}'s code ({where(comp, frame)}): install the {comp.project} release "
+            f"that matches {with_what}, or pin that to the version the {comp.project} release names.")
+
+
 def explain(comp: Component) -> str:
     """`` Speculative decoding here: the draft / MTP / Eagle proposer.`` (what the feature does), or ""."""
     e = comp.explanation()

@@ -83,6 +83,8 @@ SALIENT_KEEP = 32
 TPOT_STEP = 1.8
 _BENCH_CONC = re.compile(r"(?:Maximum request concurrency|request concurrency)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
 _BENCH_TPOT = re.compile(r"Mean TPOT \(ms\)\s*:?\s+([0-9]+(?:\.[0-9]+)?)")
+VERSION_DRIFT = ("python-call-signature-mismatch", "python-module-attribute-missing")
+"""Catalogue entries that read a version pairing: raised inside a framework's code, the fix names that framework."""
 PASTE_CONFIDENCE = 0.6
 """A short paste with no error-looking line names the known issue its lines match at this confidence or more (a
 whole quoted line that reads as no error scores ``known_issues.NOISE_WEIGHT``); below ``CLOSE_CONFIDENCE`` as a
@@ -958,6 +960,11 @@ class Aggregator:
                 continue
             if f.id == "python-exception":  # worded by its component when made; what the feature does, after the
                 f.cause = f.cause.rstrip() + components_mod.explain(comp)  # framework settings read the finding
+                continue
+            if f.id in VERSION_DRIFT:  # a version pairing: name the package whose code made the call first
+                fr = d["frame"]
+                f.fix = components_mod.drift(comp, PyFrame(fr["path"], fr["line"], fr["function"]),
+                                             (f.frame or {}).get("path", "")) + " " + f.fix
                 continue
             if f.generic or not comp.specific or not (
                     f.role == "wrapper" or f.family in ("cann-code", "acl-code", "torch-npu-code", "reason")):
