@@ -37,14 +37,14 @@ _DOUBLE = {"DOUBLE", "DT_DOUBLE", "FLOAT64", "COMPLEX64", "COMPLEX128", "DT_COMP
 _INT64 = {"INT64", "DT_INT64", "UINT64", "DT_UINT64"}
 
 
-def time_unit(values: Iterable[Optional[float]]) -> tuple:
+def time_unit(values: Iterable[Optional[float]], decimals: int = 2) -> tuple:
     """One unit for a group of times in µs (a table, a line, a suggestion): (name, divisor, decimals)
-    from the largest value, so a group never mixes ms and µs (issue 22)."""
+    from the largest value, so a group never mixes ms and µs (issue 22); ``decimals`` for s and ms."""
     top = max((abs(v) for v in values if v is not None), default=0.0)
     if top >= 1e6:
-        return "s", 1e6, 2
+        return "s", 1e6, decimals
     if top >= 1e3:
-        return "ms", 1e3, 2
+        return "ms", 1e3, decimals
     return "µs", 1.0, 1
 
 

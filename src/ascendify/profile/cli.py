@@ -41,13 +41,10 @@ def _emit(text: str, output: Optional[str]) -> None:
 
 
 def _unit(values) -> tuple:
-    """One unit for a whole table (µs values): (name, divisor, decimals) from the largest value."""
-    top = max((abs(v) for v in values if v is not None), default=0.0)
-    if top >= 1e6:
-        return "s", 1e6, 3
-    if top >= 1e3:
-        return "ms", 1e3, 3
-    return "µs", 1.0, 1
+    """One unit for a whole table (µs values): :func:`analyze.time_unit` with three decimals for s and ms."""
+    from ascendify.profile.analyze import time_unit
+
+    return time_unit(values, decimals=3)
 
 
 def _in(x: Optional[float], unit: tuple) -> str:
