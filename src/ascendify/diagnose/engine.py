@@ -1048,19 +1048,11 @@ class Aggregator:
         first = next((h for h in loud if reason_mod.extract(h.text)), loud[0])
         text = reason_mod.extract(first.text) or " ".join(first.text.split())[:300]
         if m is not None:
-            rec = m.record
-            kind = "known issue" if m.close else "closest known issue"
-            f = Finding(id="known-issue", family=rec.get("framework") or rec.get("project") or "known-issue",
-                        title=f"{kind} {rec['id']}: {rec.get('title') or rec['cause']}"[:160], severity="error", role="cause",
-                        cause=rec["cause"] if m.close else f"Perhaps (match {m.confidence:.2f}, not certain): {rec['cause']}",
-                        fix=rec["fix"], next_step="Compare the thread with your setup (versions, flags); the log "
-                        "lines it quotes are shown as evidence.", source=rec["url"], base_confidence=0.5, key=rec["id"])
             terms = set(m.terms)
             best = sorted(loud, key=lambda h: -len(terms & set(ki_mod.tokens(h.text))))[:3]
+            f = self._known_issue_finding(m, "error", 0.4)
             for h in best:
                 f.add(h)
-            f.known_issue = dict(m.to_dict(), fix_note=ki_mod.compare_fixed(rec, self.context.versions()) or None)
-            f.base_confidence = round(0.4 + 0.4 * m.confidence, 2)
             _warning_only(f)
             return f
         f = Finding(id="log-error-line", family="reason", title=f"Error reported in the log: {text}"[:160], severity="error",
@@ -1075,7 +1067,8 @@ class Aggregator:
 
     def _paste_match(self) -> Optional[Finding]:
         """A short paste with no error-looking line (a message fragment, a warning): the known issue its lines match
-        closely (:attr:`Match.close`), with the lines that share the most terms as evidence; else None."""
+        at :data:`PASTE_CONFIDENCE` or more (an error when close, else a warning), with the lines that share the most
+        terms as evidence; else None."""
         if not self.paste:
             return None
         try:
@@ -1087,23 +1080,27 @@ class Aggregator:
         m = self._log_match(idx, (self.context.values.get("framework") or {}).get("value"))
         if m is None or m.confidence < PASTE_CONFIDENCE or _boilerplate_only(m):
             return None
-        rec = m.record
-        kind = "known issue" if m.close else "closest known issue"
-        f = Finding(id="known-issue", family=rec.get("framework") or rec.get("project") or "known-issue",
-                    title=f"{kind} {rec['id']}: {rec.get('title') or rec['cause']}"[:160],
-                    severity="error" if m.close else "warning", role="cause",
-                    cause=rec["cause"] if m.close else f"Perhaps (match {m.confidence:.2f}, not certain): {rec['cause']}",
-                    fix=rec["fix"],
-                    next_step="Compare the thread with your setup (versions, flags); the log lines it quotes are shown "
-                              "as evidence.", source=rec["url"], key=rec["id"])
+        f = self._known_issue_finding(m, "error" if m.close else "warning", 0.35)
         terms = set(m.terms)
         best = sorted(self.paste, key=lambda x: -len(terms & set(ki_mod.tokens(x[2]))))[:3]
         for name, line, text in sorted(best, key=lambda x: (x[0], x[1])):
             f.evidence.append(Evidence(name, line, None, None, text))
             f.count += 1
-        f.known_issue = dict(m.to_dict(), fix_note=ki_mod.compare_fixed(rec, self.context.versions()) or None)
-        f.base_confidence = round(0.35 + 0.4 * m.confidence, 2)
         _warning_only(f)
+        return f
+
+    def _known_issue_finding(self, m, severity: str, base: float) -> Finding:
+        """The finding a known issue is when it stands as the log's only cause (no evidence yet): a close match
+        stated, a loose one offered ("closest known issue", "Perhaps ... not certain")."""
+        rec = m.record
+        kind = "known issue" if m.close else "closest known issue"
+        f = Finding(id="known-issue", family=rec.get("framework") or rec.get("project") or "known-issue",
+                    title=f"{kind} {rec['id']}: {rec.get('title') or rec['cause']}"[:160], severity=severity, role="cause",
+                    cause=rec["cause"] if m.close else f"Perhaps (match {m.confidence:.2f}, not certain): {rec['cause']}",
+                    fix=rec["fix"], next_step="Compare the thread with your setup (versions, flags); the log lines it "
+                    "quotes are shown as evidence.", source=rec["url"], key=rec["id"])
+        f.known_issue = dict(m.to_dict(), fix_note=ki_mod.compare_fixed(rec, self.context.versions()) or None)
+        f.base_confidence = round(base + 0.4 * m.confidence, 2)
         return f
 
     def _known_issues(self, out: list) -> None:
