@@ -202,6 +202,27 @@ def test_benign_lines_match_nothing():
         assert M.match_line(line) is None, line
 
 
+def test_list_text_fits_80_columns_with_sources_uncut(monkeypatch):
+    """Issue 22's trial: ``diagnose --list`` printed 965 of 966 lines wider than an 80-column terminal.  Now only a
+    source URL (on its own indented line, never cut) may be wider, and every entry still names its source."""
+    from click.testing import CliRunner
+
+    from ascendify.cli import cli
+
+    monkeypatch.setenv("COLUMNS", "80")
+    r = CliRunner().invoke(cli, ["diagnose", "--list"], standalone_mode=False)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert [l for l in lines if len(l) > 80 and not l.startswith("    <")] == []
+    from ascendify.diagnose.signatures import catalogue_rows
+
+    assert all(f"<{row['source'][0]}>" in r.output for row in catalogue_rows())
+    assert "cpu-fallback cpu-fallback Operator falls back to the host CPU" in lines
+    monkeypatch.setenv("COLUMNS", "400")  # wide enough: one line per entry, as before
+    wide = CliRunner().invoke(cli, ["diagnose", "--list"], standalone_mode=False).output.splitlines()
+    assert len([l for l in wide if l.startswith("    <")]) < len(KB.signatures) // 10
+
+
 def test_list_option_text_and_json():
     from click.testing import CliRunner
 
@@ -210,8 +231,9 @@ def test_list_option_text_and_json():
     r = CliRunner().invoke(cli, ["diagnose", "--list"], standalone_mode=False)
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert any(l.startswith("device-string-npu ") and "<https://github.com/opendatalab/MinerU/issues/2665>" in l for l in lines)
-    assert lines[-1].startswith(f"{len(KB.signatures)} entries: cann-code ")
+    assert any(l.startswith("device-string-npu ") for l in lines)
+    assert "<https://github.com/opendatalab/MinerU/issues/2665>" in r.output
+    assert any(l.startswith(f"{len(KB.signatures)} entries: cann-code ") for l in lines[-4:])
     r = CliRunner().invoke(cli, ["diagnose", "--list", "--format", "json"], standalone_mode=False)
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
