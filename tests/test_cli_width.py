@@ -144,3 +144,46 @@ def test_probe_heading_source_and_verdict_wrap_indented(narrow, tmp_path, monkey
     # every line at column 0 starts something: the head, inputs, counts, a heading, a row, source, verdict
     starts = ("ascendify probe", "inputs:", "1 distinct aten", "Findings", "source:", "VERDICT:", "warning:")
     assert all(ln.startswith(starts) or " — " in ln for ln in col0), col0
+
+
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "cuda_project"
+
+
+def _prose_fits(text: str, keep_whole: tuple = ()) -> list[str]:
+    """No line wider than the terminal except a lone URL or a command kept whole to copy."""
+    lines = text.splitlines()
+    wide = [ln for ln in lines if len(ln) > WIDTH and not ln.startswith(keep_whole)
+            and len(ln) - max(len(t) for t in ln.split()) > 20]  # else only a whole path or URL makes it wide
+    assert not wide, wide[:3]
+    return lines
+
+
+def test_fit_at_80_columns_wraps_notes_and_keeps_sizes_and_sources_whole(narrow):
+    """The trial: fit's notes, the at-the-peak split, the chip line and the chart legend ran past 80 columns."""
+    pytest.importorskip("torch")
+    r = run_cli("fit", "trainer.models.vit:vit_tiny", "--input", "x:64,3,32,32:float32", "--chip", "Ascend910B3",
+                cwd=str(EXAMPLE))
+    assert r.code == 0, r.err
+    lines = _prose_fits(r.out)
+    text = "\n".join(lines)
+    assert re.search(r"optimizer states \d+(\.\d+)? KiB", text)  # a size is never split from its unit
+    assert "https://github.com/vllm-project/vllm-ascend/issues/1903" in lines[lines.index(next(
+        ln for ln in lines if ln.startswith("  source: "))) + 1]  # one source a line, whole
+    assert "            F forward, B backward, O optimizer, z zero_grad" in lines
+    assert sum(ln.startswith("note: ") for ln in lines) >= 1 and any(ln.startswith("  (no memory used)") or
+                                                                      "(no memory used)" in ln for ln in lines)
+
+
+def test_export_at_80_columns_wraps_notes_and_keeps_the_atc_command_one_line(narrow, tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    onnx_path = tmp_path / "rt.onnx"
+    r = run_cli("export", "trainer.models:resnet_tiny", "--input", "x:1,3,32,32:float32", "--onnx", str(onnx_path),
+                cwd=str(EXAMPLE))
+    assert r.code == 0, r.err
+    lines = _prose_fits(r.out, keep_whole=("atc ",))
+    atc = [ln for ln in lines if ln.startswith("atc ")]
+    assert len(atc) == 1 and atc[0].rstrip().endswith("--output_type=FP32")  # one line, to copy
+    assert sum(ln.startswith("note: ") for ln in lines) >= 3
+    assert any("PASS (>= 0.9999)" in ln for ln in lines)

@@ -116,3 +116,14 @@ def print_wrapped(con, line) -> None:
     rest = " " * max(4, len(lead) + 2)
     for ln in wrap(body, con.width, lead, rest) if body else [plain]:
         con.print(Text(ln, style=t.style), overflow="fold")
+
+
+def wrap_prose(text: str, width: Optional[int] = None, initial: str = "", subsequent: str = "  ") -> list:
+    """A note or sentence wrapped at spaces to ``width`` (default :func:`report_width`), the first line
+    after ``initial``, the others after ``subsequent``.  Unlike :func:`wrap` no word is ever cut: a URL,
+    path or flag wider than the line stays whole on its own line, so it can still be copied."""
+    import textwrap
+
+    width = max(20, width or report_width())
+    return textwrap.wrap(text, width=width, initial_indent=initial, subsequent_indent=subsequent,
+                         break_long_words=False, break_on_hyphens=False) or [initial.rstrip()]

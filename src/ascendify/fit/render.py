@@ -6,6 +6,7 @@ from typing import List, Optional
 
 from ascendify.errors import AscendifyError
 from ascendify.fit.recorder import CATEGORIES
+from ascendify.termtable import report_width, wrap_prose
 
 LABELS = {"parameters": "parameters", "gradients": "gradients", "optimizer_states": "optimizer states",
           "inputs": "inputs", "activations": "activations (saved)", "temporaries": "temporaries"}
@@ -72,22 +73,24 @@ def render_text(result: dict) -> str:
         out.append("inputs → forward: " + ", ".join(f"{n} → {p}" for n, p in imap.items())
                    + (f"; loss from {result['loss']}" if result.get("loss") else ""))
     for w in result.get("warnings") or []:
-        out.append(f"warning: {w}")
+        out.extend(wrap_prose(w, initial="warning: "))
     out.append(f"Peak {human(result['peak_bytes'])} of tensors in {result['peak_phase']}"
                f"; reserved by the caching allocator {human(result['reserved_bytes'])}")
     sp = result["split"]
-    out.append("  at the peak: " + ", ".join(f"{LABELS[c]} {human(sp.get(c, 0))}" for c in CATEGORIES if sp.get(c)))
+    items = ", ".join(f"{LABELS[c]}\0{human(sp.get(c, 0))}".replace(" ", "\0") for c in CATEGORIES if sp.get(c))
+    out.extend(ln.replace("\0", " ") for ln in wrap_prose(items, initial="  at the peak: ", subsequent="    "))  # items whole
     if result.get("chip"):
         if result.get("hbm_bytes") is None:
             out.append(f"Chip {result['chip']}: HBM size unknown — no verdict")
         else:
             verdict = "FITS" if result["fits"] else "DOES NOT FIT"
             unverified = " (unverified)" if str(result.get("runtime_reserve_source") or "").startswith("unverified") else ""
-            out.append(f"Chip {result['chip']}: HBM {human(result['hbm_bytes'])}, runtime reserve "
-                       f"{human(result['runtime_reserve_bytes'])}{unverified} → {human(result['usable_bytes'])} usable: "
-                       f"{verdict}, margin {human(result['margin_bytes'])}")
-            if result.get("hbm_source"):
-                out.append(f"  source: {result['hbm_source']}")
+            out.extend(wrap_prose(f"Chip {result['chip']}: HBM {human(result['hbm_bytes'])}, runtime reserve "
+                                  f"{human(result['runtime_reserve_bytes'])}{unverified} → "
+                                  f"{human(result['usable_bytes'])} usable: {verdict}, margin "
+                                  f"{human(result['margin_bytes'])}"))
+            if result.get("hbm_source"):  # one source a line: URLs are never cut
+                out.extend(wrap_prose(str(result["hbm_source"]), width=1, initial="  source: ", subsequent="    "))
     mods = result.get("top_modules") or []
     if mods:
         out.append("")
@@ -98,7 +101,7 @@ def render_text(result: dict) -> str:
             out.append(f"  {name:<{w}}  {human(m['activation_bytes']):>10}  {m['type']}")
     out.append("")
     out.append("Memory over the step")
-    out.extend("  " + line for line in chart(result))
+    out.extend(_fit_lines(["  " + line for line in chart(result)]))
     rows = result.get("rows") or []
     if rows:
         out.append("")
@@ -121,8 +124,22 @@ def render_text(result: dict) -> str:
                 out.append(f"  batch auto: {r['batch']} fits; the search stops there (its cap), larger batches were not tried "
                            f"(tried {', '.join(map(str, r['tried']))})")
     for n in result.get("notes") or []:
-        out.append(f"note: {n}")
+        out.extend(wrap_prose(n, initial="note: "))
     return "\n".join(out) + "\n"
+
+
+def _fit_lines(lines: List[str]) -> List[str]:
+    """The chart's lines, with the phase legend after the phase row moved to a line of its own when
+    the row and legend together are wider than the report."""
+    width = report_width()
+    out: List[str] = []
+    for ln in lines:
+        row, sep, legend = ln.partition("   F forward")
+        if sep and len(ln) > width:
+            out.extend([row.rstrip(), " " * 12 + (sep + legend).strip()])
+        else:
+            out.append(ln)
+    return out
 
 
 def plot(result: dict, path: str) -> None:
