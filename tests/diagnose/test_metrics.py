@@ -55,7 +55,7 @@ def test_jsonl_nan_loss_first_step(tmp_path):
     assert f.details["first_step"] == 60 and f.evidence[0].line == 60
     g = next(x for x in rep.findings if x.id == "metric-grad-norm-nonfinite")
     # a NaN grad norm in the same record as a NaN loss is reported at once (not an overflow step the scaler skips)
-    assert g.details["first_step"] == 60 and g.details["records_nonfinite"] == 1
+    assert g.details["first_step"] == 60 and g.details["records_nonfinite"] == 3  # in the whole log (steps 60-62)
     assert "GradScaler" in f.fix and "seed-amp" in f.source and f.verified
 
 
@@ -188,3 +188,35 @@ def test_short_paste_with_nan_grad_norms(tmp_path):
     # two records, both NaN: below the 3-record threshold, but every record that prints a grad norm is NaN
     lines = ["{'loss': 1.2, 'grad_norm': nan, 'epoch': 0.1}", "{'loss': 1.1, 'grad_norm': nan, 'epoch': 0.2}"]
     assert _ids(_run(tmp_path, lines)) == ["metric-grad-norm-nonfinite"]
+
+
+_COLLAPSE = [  # a Megatron run whose fp16 loss scale halves from step 110, then grad norm and loss turn NaN
+    "iteration      100/  5000 | lm loss: 2.345E+00 | loss scale: 65536.0 | grad norm: 1.234 |",
+    "iteration      110/  5000 | lm loss: 2.301E+00 | loss scale: 8192.0 | grad norm: 15.8 |",
+    "iteration      120/  5000 | lm loss: 2.299E+00 | loss scale: 128.0 | grad norm: nan |",
+    "iteration      130/  5000 | lm loss: nan | loss scale: 1.0 | grad norm: nan |",
+    "iteration      140/  5000 | lm loss: nan | loss scale: 1.0 | grad norm: nan |",
+]
+
+
+@pytest.mark.parametrize("stamp", ["", "[2026-05-02 10:00:{s:02d}] ", "05-02 10:00:{s:02d} "],
+                         ids=["untimed", "full-stamp", "year-less"])
+def test_symptom_that_began_first_leads(tmp_path, stamp):
+    """The loss scale started falling at step 110, the grad norm went NaN at 120, the loss at 130; all three are
+    decided on the step-130 record.  They are ordered by onset (before: the loss NaN led, the collapse came last),
+    with and without timestamps, and the NaN counts are those of the whole log (before: 1 and 2, counted up to the
+    record that decided each)."""
+    lines = [stamp.format(s=10 * i + 1) + ln for i, ln in enumerate(_COLLAPSE)]
+    rep = _run(tmp_path, lines)
+    ids = _ids(rep)
+    assert ids[:3] == ["metric-loss-scale-collapse", "metric-grad-norm-nonfinite", "metric-loss-nonfinite"], ids
+    by = {f.id: f for f in rep.findings}
+    assert by["metric-loss-nonfinite"].details["records_nonfinite"] == 2
+    assert by["metric-grad-norm-nonfinite"].details["records_nonfinite"] == 3
+    assert by["metric-grad-norm-nonfinite"].details["records_with_value"] == 5
+    assert by["metric-loss-scale-collapse"].details["first_decrease_step"] == 110
+    if stamp.startswith("[2026"):
+        import datetime as dt
+
+        first = by["metric-loss-scale-collapse"].first_time
+        assert dt.datetime.fromtimestamp(first).strftime("%Y-%m-%d %H:%M:%S") == "2026-05-02 10:00:11"

@@ -31,6 +31,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import os
 import re
 from collections import deque
@@ -43,6 +44,7 @@ from ascendify.diagnose import frameworks as fw_mod
 from ascendify.diagnose import known_issues as ki_mod
 from ascendify.diagnose import metrics as metrics_mod
 from ascendify.diagnose import oom as oom_mod
+from ascendify.diagnose import structure
 from ascendify.diagnose import reason as reason_mod
 from ascendify.diagnose.context import Context, advice_for
 from ascendify.diagnose.scanner import (
@@ -773,6 +775,10 @@ class Aggregator:
         if sym is None:
             return
         fid = f"metric-{ev.id}"
+        if ev.final:  # end-of-stream counts of a symptom reported earlier
+            if fid in self.findings:
+                self.findings[fid].details.update(ev.details)
+            return
         at = metrics_mod.step_text(ev)
         val = metrics_mod.value_text(ev)
 
@@ -787,8 +793,19 @@ class Aggregator:
 
         f = self._get(fid, make)
         first = f.count == 0
-        f.add(dataclasses.replace(hit, line=ev.line, text=ev.text.strip(), exc=None, frame=None))
+        # the symptom's time and order are those of its onset (the first NaN record, a loss scale's first
+        # decrease), not of the later record that decided it: so the symptom that began first leads
+        onset = ev.onset_text or (ev.text if ev.line != hit.line else "")
+        when = hit.time
+        if onset and hit.time is not None:  # a year-less stamp takes the decided record's year; at most 30 days before
+            year = _dt.datetime.fromtimestamp(hit.time).year  # the scanner's naive local seconds
+            t = structure.parse_time(onset, year)[0]
+            if t is not None and hit.time - 30 * 86400 <= t <= hit.time:
+                when = t
+        f.add(dataclasses.replace(hit, line=ev.line, text=ev.text.strip(), exc=None, frame=None, time=when))
         if first:
+            rec = ev.onset_record or ev.record
+            f.first_seq = hit.seq - 1 + rec / (rec + 1e6)  # between the previous hit and this one, by onset record
             f.details.update({k: v for k, v in ev.details.items() if v is not None})
             if ev.step is not None:
                 f.details["first_step"] = int(ev.step) if float(ev.step).is_integer() else ev.step

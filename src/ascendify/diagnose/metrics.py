@@ -144,6 +144,9 @@ class Event:
     record: int
     value: Optional[float]
     details: dict
+    onset_text: str = ""   # the record where the symptom began, when not ``text`` (a loss scale's first decrease)
+    onset_record: int = 0
+    final: bool = False    # an end-of-stream update of a symptom already reported (its final counts only)
 
 
 def _fmt(v: Optional[float]) -> str:
@@ -180,6 +183,7 @@ class Tracker:
         self.nonfinite_n = {"loss": 1, "grad_norm": int(t.get("nonfinite_grad_records", 3))}
         self.scale_max: Optional[float] = None
         self.grad_records = 0
+        self.nonfinite_records = {"loss": 0, "grad_norm": 0}  # records that print each value at all
 
     def feed(self, values: dict, line: int, text: str) -> list:
         """Events decided by this record (each symptom id once per tracker)."""
@@ -191,6 +195,8 @@ class Tracker:
             self.grad_records += 1
         for key, sid in (("loss", "loss-nonfinite"), ("grad_norm", "grad-norm-nonfinite")):
             v = values.get(key)
+            if v is not None:
+                self.nonfinite_records[key] += 1
             if v is not None and not math.isfinite(v):
                 self.nonfinite_count[key] += 1
                 if key not in self.nonfinite_first:
@@ -228,7 +234,10 @@ class Tracker:
                 self.reported.add("loss-scale-collapse")
                 out.append(Event("loss-scale-collapse", line, text[:300], step, self.records, scale,
                                  {"loss_scale": _fmt(scale), "max_loss_scale": _fmt(self.scale_max), "decreases_seen": self.halvings,
-                                  "first_decrease_line": self.scale_first[0] if self.scale_first else None}))
+                                  "first_decrease_line": self.scale_first[0] if self.scale_first else None,
+                                  "first_decrease_step": self.scale_first[2] if self.scale_first else None},
+                                 onset_text=self.scale_first[1] if self.scale_first else "",
+                                 onset_record=self.scale_first[3] if self.scale_first else 0))
         g = values.get("grad_norm")
         if g is not None and math.isfinite(g):
             if len(self.window) >= self.min_n and "grad-norm-explode" not in self.reported:
@@ -244,14 +253,23 @@ class Tracker:
 
     def finish(self) -> list:
         """Events decided at the end of the stream: a NaN/inf grad norm in at least half of
-        the records that print one (a short paste with one bad record)."""
+        the records that print one (a short paste with one bad record); and, for a NaN/inf
+        symptom reported earlier, its final counts (``final``: how many records were
+        non-finite in the whole stream, not only up to the one that decided it)."""
+        out = []
+        for key, sid in (("loss", "loss-nonfinite"), ("grad_norm", "grad-norm-nonfinite")):
+            if sid in self.reported and self.nonfinite_count[key]:
+                fl, ft, fs, fr, fv = self.nonfinite_first[key]
+                out.append(Event(sid, fl, ft, fs, fr, fv, {"records_nonfinite": self.nonfinite_count[key],
+                                                           "records_with_value": self.nonfinite_records[key]}, final=True))
         key, sid = "grad_norm", "grad-norm-nonfinite"
         n = self.nonfinite_count[key]
         if sid in self.reported or n == 0 or n * 2 < self.grad_records:
-            return []
+            return out
         self.reported.add(sid)
         fl, ft, fs, fr, fv = self.nonfinite_first[key]
-        return [Event(sid, fl, ft, fs, fr, fv, {key: _fmt(fv), "records_nonfinite": n})]
+        return out + [Event(sid, fl, ft, fs, fr, fv, {key: _fmt(fv), "records_nonfinite": n,
+                                                      "records_with_value": self.nonfinite_records[key]})]
 
     def scale_at_minimum(self, line: int, text: str) -> list:
         """DeepSpeed's ``Current loss scale already at minimum`` message."""
