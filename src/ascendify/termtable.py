@@ -118,12 +118,18 @@ def print_wrapped(con, line) -> None:
         con.print(Text(ln, style=t.style), overflow="fold")
 
 
+KEEP = "\0"
+"""Joins words :func:`wrap_prose` keeps on one line (printed as a space): ``f"PASS{KEEP}(>={KEEP}0.99)"``."""
+
+
 def wrap_prose(text: str, width: Optional[int] = None, initial: str = "", subsequent: str = "  ") -> list:
     """A note or sentence wrapped at spaces to ``width`` (default :func:`report_width`), the first line
     after ``initial``, the others after ``subsequent``.  Unlike :func:`wrap` no word is ever cut: a URL,
-    path or flag wider than the line stays whole on its own line, so it can still be copied."""
+    path or flag wider than the line stays whole on its own line, so it can still be copied.  Words
+    joined by :data:`KEEP` stay together (a size and its unit) and print with a space between."""
     import textwrap
 
     width = max(20, width or report_width())
-    return textwrap.wrap(text, width=width, initial_indent=initial, subsequent_indent=subsequent,
-                         break_long_words=False, break_on_hyphens=False) or [initial.rstrip()]
+    lines = textwrap.wrap(text, width=width, initial_indent=initial, subsequent_indent=subsequent,
+                          break_long_words=False, break_on_hyphens=False) or [initial.rstrip()]
+    return [ln.replace(KEEP, " ") for ln in lines]

@@ -182,8 +182,7 @@ class Tracker:
         self.nonfinite_first: dict = {}
         self.nonfinite_n = {"loss": 1, "grad_norm": int(t.get("nonfinite_grad_records", 3))}
         self.scale_max: Optional[float] = None
-        self.grad_records = 0
-        self.nonfinite_records = {"loss": 0, "grad_norm": 0}  # records that print each value at all
+        self.value_records = {"loss": 0, "grad_norm": 0}  # records that print each value at all
 
     def feed(self, values: dict, line: int, text: str) -> list:
         """Events decided by this record (each symptom id once per tracker)."""
@@ -191,12 +190,10 @@ class Tracker:
         step = values.get("step")
         where = (line, text[:300], step, self.records)
         out = []
-        if "grad_norm" in values:
-            self.grad_records += 1
         for key, sid in (("loss", "loss-nonfinite"), ("grad_norm", "grad-norm-nonfinite")):
             v = values.get(key)
             if v is not None:
-                self.nonfinite_records[key] += 1
+                self.value_records[key] += 1
             if v is not None and not math.isfinite(v):
                 self.nonfinite_count[key] += 1
                 if key not in self.nonfinite_first:
@@ -261,15 +258,15 @@ class Tracker:
             if sid in self.reported and self.nonfinite_count[key]:
                 fl, ft, fs, fr, fv = self.nonfinite_first[key]
                 out.append(Event(sid, fl, ft, fs, fr, fv, {"records_nonfinite": self.nonfinite_count[key],
-                                                           "records_with_value": self.nonfinite_records[key]}, final=True))
+                                                           "records_with_value": self.value_records[key]}, final=True))
         key, sid = "grad_norm", "grad-norm-nonfinite"
         n = self.nonfinite_count[key]
-        if sid in self.reported or n == 0 or n * 2 < self.grad_records:
+        if sid in self.reported or n == 0 or n * 2 < self.value_records[key]:
             return out
         self.reported.add(sid)
         fl, ft, fs, fr, fv = self.nonfinite_first[key]
         return out + [Event(sid, fl, ft, fs, fr, fv, {key: _fmt(fv), "records_nonfinite": n,
-                                                      "records_with_value": self.nonfinite_records[key]})]
+                                                      "records_with_value": self.value_records[key]})]
 
     def scale_at_minimum(self, line: int, text: str) -> list:
         """DeepSpeed's ``Current loss scale already at minimum`` message."""

@@ -436,10 +436,9 @@ def catalogue_rows(kb: Optional[KnowledgeBase] = None) -> list:
 def render_catalogue_list(kb: Optional[KnowledgeBase] = None, width: Optional[int] = None) -> str:
     """The text form of ``--list``: one entry per line (id, family, title, first source), then counts per family.
     An entry wider than ``width`` (default: :func:`ascendify.termtable.report_width`) has its title wrapped
-    under the title column and its source on the next line, indented and never cut."""
-    import textwrap
-
-    from ascendify.termtable import report_width
+    (after the id and family, padded to columns when they take at most half the width) and its source on
+    the next line, indented and never cut."""
+    from ascendify.termtable import report_width, wrap_prose
 
     width = width or report_width()
     rows = catalogue_rows(kb)
@@ -452,13 +451,12 @@ def render_catalogue_list(kb: Optional[KnowledgeBase] = None, width: Optional[in
             out.append(line)
             continue
         lead = head if len(head) <= width // 2 else f"{r['id']} {r['family']} "
-        out.extend(textwrap.wrap(f"{r['title']}{mark}", width=max(20, width), initial_indent=lead,
-                                 subsequent_indent=" " * min(len(lead), width // 2), break_on_hyphens=False))
+        out.extend(wrap_prose(f"{r['title']}{mark}", width, initial=lead, subsequent=" " * min(len(lead), width // 2)))
         out.append(f"    <{r['source'][0]}>")
     fams: dict = {}
     for r in rows:
         fams[r["family"]] = fams.get(r["family"], 0) + 1
     out.append("")
     counts = f"{len(rows)} entries: " + ", ".join(f"{f} {n}" for f, n in sorted(fams.items(), key=lambda x: (-x[1], x[0])))
-    out.extend(textwrap.wrap(counts, width=max(20, width), subsequent_indent="  "))
+    out.extend(wrap_prose(counts, width))
     return "\n".join(out) + "\n"

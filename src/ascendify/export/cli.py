@@ -12,7 +12,7 @@ from typing import Any, Optional
 import click
 
 from ascendify.errors import AscendifyError
-from ascendify.termtable import wrap_prose
+from ascendify.termtable import KEEP, wrap_prose
 from ascendify.options import (check_writable, chip_option, deprecated_option, deprecated_value, deprecation, emit, emit_rendered, envelope, input_option,
                                report_options)
 
@@ -80,13 +80,13 @@ def export(factory: str, inputs: tuple[str, ...], onnx_path: Optional[str], dyna
 
 
 def _print(res: Any) -> None:
-    def w(line: str = "") -> None:  # each line wrapped at spaces to the terminal; paths and URLs stay whole,
-        for ln in wrap_prose(line, subsequent="  ") if line else [""]:  # as do words joined by "\0"
-            click.echo(ln.replace("\0", " "))
+    def w(line: str = "") -> None:  # each line wrapped at spaces to the terminal; paths and URLs stay whole
+        for ln in wrap_prose(line) if line else [""]:
+            click.echo(ln)
     w(f"wrote {res.onnx_path} (opset {res.opset}; inputs {', '.join(res.input_names)}; outputs {', '.join(res.output_names)})")
     for name, p in res.parity.get("outputs", {}).items():
         w(f"onnxruntime vs PyTorch, {name}: cosine {p['cosine']:.8f}, max_abs {p['max_abs']:.3g} "
-          f"{'PASS' if p['pass'] else 'FAIL'}\0(>=\0{res.parity['threshold_cosine']})")
+          f"{'PASS' if p['pass'] else 'FAIL'}{KEEP}(>={KEEP}{res.parity['threshold_cosine']})")
     if "aipp_check" in res.parity:
         a = res.parity["aipp_check"]
         w(f"AIPP config applied to uint8 pixels vs PyTorch normalisation: cosine {a['cosine']:.8f}, "

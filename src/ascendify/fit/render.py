@@ -6,7 +6,7 @@ from typing import List, Optional
 
 from ascendify.errors import AscendifyError
 from ascendify.fit.recorder import CATEGORIES
-from ascendify.termtable import report_width, wrap_prose
+from ascendify.termtable import KEEP, report_width, wrap_prose
 
 LABELS = {"parameters": "parameters", "gradients": "gradients", "optimizer_states": "optimizer states",
           "inputs": "inputs", "activations": "activations (saved)", "temporaries": "temporaries"}
@@ -25,9 +25,10 @@ def human(n: Optional[int]) -> str:
     return f"{sign}{v} B"
 
 
-def chart(result: dict, width: int = 64, height: int = 8) -> List[str]:
+def chart(result: dict, width: int = 64, height: int = 8, room: Optional[int] = None) -> List[str]:
     """Live bytes over the step as a block chart ``height`` rows tall, with a phase ruler
-    (F forward, B backward, O optimizer step, z zero_grad) under it."""
+    (F forward, B backward, O optimizer step, z zero_grad) under it; the legend follows the
+    ruler, or goes on a line of its own when ruler and legend are wider than ``room``."""
     pts = result.get("timeline") or []
     if not pts:
         return ["(no allocations)"]
@@ -53,8 +54,12 @@ def chart(result: dict, width: int = 64, height: int = 8) -> List[str]:
         label = human(top) if r == height else ("" if r > 1 else "0")
         lines.append(f"{label:>10} │{''.join(row)}")
     lines.append(" " * 11 + "└" + "─" * len(cols))
-    lines.append(" " * 12 + "".join(PHASE_MARK.get(p["phase"], "?") for p in cols)
-                 + "   F forward, B backward, O optimizer, z zero_grad")
+    ruler = " " * 12 + "".join(PHASE_MARK.get(p["phase"], "?") for p in cols)
+    legend = "F forward, B backward, O optimizer, z zero_grad"
+    if room is not None and len(ruler) + 3 + len(legend) > room:
+        lines.extend([ruler, " " * 12 + legend])
+    else:
+        lines.append(f"{ruler}   {legend}")
     return lines
 
 
@@ -77,8 +82,8 @@ def render_text(result: dict) -> str:
     out.append(f"Peak {human(result['peak_bytes'])} of tensors in {result['peak_phase']}"
                f"; reserved by the caching allocator {human(result['reserved_bytes'])}")
     sp = result["split"]
-    items = ", ".join(f"{LABELS[c]}\0{human(sp.get(c, 0))}".replace(" ", "\0") for c in CATEGORIES if sp.get(c))
-    out.extend(ln.replace("\0", " ") for ln in wrap_prose(items, initial="  at the peak: ", subsequent="    "))  # items whole
+    items = ", ".join(f"{LABELS[c]} {human(sp.get(c, 0))}".replace(" ", KEEP) for c in CATEGORIES if sp.get(c))
+    out.extend(wrap_prose(items, initial="  at the peak: ", subsequent="    "))  # each item whole
     if result.get("chip"):
         if result.get("hbm_bytes") is None:
             out.append(f"Chip {result['chip']}: HBM size unknown — no verdict")
@@ -89,8 +94,8 @@ def render_text(result: dict) -> str:
                                   f"{human(result['runtime_reserve_bytes'])}{unverified} → "
                                   f"{human(result['usable_bytes'])} usable: {verdict}, margin "
                                   f"{human(result['margin_bytes'])}"))
-            if result.get("hbm_source"):  # one source a line: URLs are never cut
-                out.extend(wrap_prose(str(result["hbm_source"]), width=1, initial="  source: ", subsequent="    "))
+            for i, src in enumerate(str(result.get("hbm_source") or "").split()):  # one source a line, whole
+                out.append(("  source: " if i == 0 else "    ") + src)
     mods = result.get("top_modules") or []
     if mods:
         out.append("")
@@ -101,7 +106,7 @@ def render_text(result: dict) -> str:
             out.append(f"  {name:<{w}}  {human(m['activation_bytes']):>10}  {m['type']}")
     out.append("")
     out.append("Memory over the step")
-    out.extend(_fit_lines(["  " + line for line in chart(result)]))
+    out.extend("  " + line for line in chart(result, room=report_width() - 2))
     rows = result.get("rows") or []
     if rows:
         out.append("")
@@ -126,20 +131,6 @@ def render_text(result: dict) -> str:
     for n in result.get("notes") or []:
         out.extend(wrap_prose(n, initial="note: "))
     return "\n".join(out) + "\n"
-
-
-def _fit_lines(lines: List[str]) -> List[str]:
-    """The chart's lines, with the phase legend after the phase row moved to a line of its own when
-    the row and legend together are wider than the report."""
-    width = report_width()
-    out: List[str] = []
-    for ln in lines:
-        row, sep, legend = ln.partition("   F forward")
-        if sep and len(ln) > width:
-            out.extend([row.rstrip(), " " * 12 + (sep + legend).strip()])
-        else:
-            out.append(ln)
-    return out
 
 
 def plot(result: dict, path: str) -> None:
