@@ -591,8 +591,7 @@ class Aggregator:
                 id=base.id if base is not None else "message-reason", family=base.family if base is not None else "reason",
                 title=title if len(title) <= 160 else title[:157] + "...",
                 severity="error", role="cause", rules=base.rules if base is not None else (),
-                cause=f"{what} states its own reason: \"{text}\". No catalogue entry names this reason; the text itself "
-                      "says which rule, argument, shape or resource was violated."
+                cause=f"{what} states its own reason: \"{text}\". {reason_mod.UNREAD}"
                       + (f" ({base.title}.)" if base is not None else ""),
                 fix="Change what the reason names: the argument, shape, dtype or order it states must hold (for an "
                     "operator, the inputs you pass it or the framework option that builds them); if the call comes from "

@@ -16,6 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
+from ascendify.diagnose import reason as reason_mod
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -140,5 +142,5 @@ def apply(findings: list, framework: Optional[str]) -> None:
             continue
         f.fix = " ".join(lead + [f.fix] + tail)
         if causes:
-            f.cause = " ".join(causes) + " " + f.cause
+            f.cause = " ".join(causes) + " " + f.cause.replace(" " + reason_mod.UNREAD, "")  # the reason is read now
         f.settings = ids

@@ -17,7 +17,10 @@ distinctive wording the log contains", 0–1; a match needs :data:`MIN_CONFIDENC
 of another cause (:data:`MARGIN`).  Codes must agree: a record about specific
 error codes (its title and quotes name 507035, not only wrappers such as EZ9999;
 :func:`generic_code`, classified when the index is built) is no match for a log
-that shows codes, none of them the record's.
+that shows codes, none of them the record's.  Subjects must agree too: a quote
+about ``No module named 'X'`` (or a missing attribute, import name, undefined
+symbol or shared library; :func:`subjects_of`) is no match for a log line of
+the same template about another ``X``.
 
 Why our own ~60 lines of BM25 and not a library: ``diagnose`` is part of the
 core install, whose dependencies are click, rich and libcst; the maintained
@@ -52,7 +55,7 @@ from ascendify.diagnose import reason as reason_mod
 
 DATA_DIR = "known_issues"
 INDEX_NAME = "_index.json"
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 FIELDS = ("id", "project", "url", "date", "title", "quote", "affected", "fixed_in", "cause", "fix", "framework", "resolution")
 REQUIRED = ("id", "project", "url", "date", "title", "quote", "cause", "fix", "resolution")
 FRAMEWORKS = ("vllm", "mindspeed", "mindie", "llamafactory", "ms-swift", "lmdeploy", "sglang", "deepspeed", "triton-ascend",
@@ -207,6 +210,37 @@ def specific_codes(codes: Iterable[str]) -> set:
     return {c for c in codes if not generic_code(c)}
 
 
+# ---------------------------------------------------------------- subjects
+
+_SUBJECTS = (
+    ("module", re.compile(r"No module named ['\"]?([A-Za-z_][\w.]*)")),
+    ("attribute", re.compile(r"has no attribute ['\"]([A-Za-z_]\w*)['\"]")),
+    ("name", re.compile(r"cannot import name ['\"]([A-Za-z_]\w*)['\"]")),
+    ("symbol", re.compile(r"undefined symbol:? ?([A-Za-z_]\w+)")),
+    ("library", re.compile(r"\b(lib[\w+-]+?)\.so[\w.]*: cannot open shared object file")),
+)
+"""What a message is about, by its template: the module of ``No module named 'X'``, the attribute of ``has no
+attribute 'X'``, the name of ``cannot import name 'X'``, the symbol of ``undefined symbol: X``, the library of
+``libX.so: cannot open shared object file``.  The words around them are the same for every such message; the subject
+is what tells one issue from another."""
+
+
+def subjects_of(text: str) -> dict:
+    """``{template: {subject, ...}}`` of :data:`_SUBJECTS` in ``text`` (subjects lower-cased)."""
+    out: dict = {}
+    for kind, rx in _SUBJECTS:
+        for m in rx.finditer(text):
+            out.setdefault(kind, set()).add(m.group(1).lower())
+    return out
+
+
+def subjects_disagree(own: dict, log: dict) -> bool:
+    """A record's quote is about other subjects than the log: for a template both show, no subject in common
+    (a thread about ``No module named 'vllm_ascend.lora'`` is not the answer for ``No module named
+    'vllm_ascend.vllm_ascend_C'``, nor one about ``libhccl.so`` for a log missing ``libascend_hal.so``)."""
+    return any(kind in log and not (subj & log[kind]) for kind, subj in own.items())
+
+
 # ---------------------------------------------------------------- data
 
 def validate(rec: dict, where: str = "") -> list:
@@ -324,6 +358,16 @@ def record_codes(rec: dict) -> list:
     return sorted(codes_of(text))
 
 
+def record_subjects(rec: dict) -> dict:
+    """``{template: [subject, ...]}`` of a record's quoted lines (:func:`subjects_of`)."""
+    out: dict = {}
+    for q in rec.get("quote") or []:
+        if isinstance(q, str):
+            for k, v in subjects_of(q).items():
+                out.setdefault(k, set()).update(v)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
 def doc_texts(rec: dict) -> list:
     """``[(kind, text)]`` a record is matched by: each quoted line, all quoted lines together
     (a traceback quoted in pieces), and the title (weighed down by :data:`TITLE_WEIGHT`)."""
@@ -357,7 +401,8 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
     idf = {t: round(math.log(1 + (n - d + 0.5) / (d + 0.5)), 5) for t, d in sorted(df.items())}
     avgdl = (sum(d["len"] for d in docs) / n) if n else 1.0
     idx = {"version": INDEX_VERSION, "sources": sources or {}, "n": n, "avgdl": round(avgdl, 4), "idf": idf,
-           "docs": docs, "records": records, "codes": [sorted(specific_codes(record_codes(r))) for r in records]}
+           "docs": docs, "records": records, "codes": [sorted(specific_codes(record_codes(r))) for r in records],
+           "subjects": [record_subjects(r) for r in records]}
     for d in docs:
         d["self"] = round(_score(idx, d, set(d["tf"]))[0], 5)
         d["top"] = round(_self_score(idx, d), 5)
@@ -524,12 +569,24 @@ class Index:
         if self.codes is None or len(self.codes) != len(self.records):
             self.codes = [sorted(specific_codes(record_codes(r))) for r in self.records]
         self._specific: dict = {}
+        self.subj = data.get("subjects")  # per record: what its quotes are about (the module, attribute, symbol ...)
+        if self.subj is not None and len(self.subj) != len(self.records):
+            self.subj = None
+        self._subjects: dict = {}
 
     def specific_codes_of(self, ri: int) -> set:
         """The codes record ``ri`` is about (its codes less the generic ones, :func:`generic_code`)."""
         got = self._specific.get(ri)
         if got is None:
             got = self._specific[ri] = set(self.codes[ri])
+        return got
+
+    def subjects_of(self, ri: int) -> dict:
+        """What record ``ri``'s quoted lines are about (:func:`record_subjects`), as sets."""
+        got = self._subjects.get(ri)
+        if got is None:
+            raw = self.subj[ri] if self.subj is not None else record_subjects(self.records[ri])
+            got = self._subjects[ri] = {k: set(v) for k, v in raw.items()}
         return got
 
     def _postings(self) -> dict:
@@ -552,8 +609,11 @@ class Index:
         query = [x for x in query if x]
         qw = query_weights(query)
         log_codes = set(codes)
+        log_subj: dict = {}
         for text in query:
             log_codes |= codes_of(text)
+            for k, v in subjects_of(text).items():
+                log_subj.setdefault(k, set()).update(v)
         q = set(qw)
         if not q or not self.docs:
             return []
@@ -573,6 +633,8 @@ class Index:
                 own = self.specific_codes_of(d["rec"])
                 if own and not own & log_codes:
                     continue  # the record is about other codes than the log's
+            if log_subj and self.subjects_of(d["rec"]) and subjects_disagree(self.subjects_of(d["rec"]), log_subj):
+                continue  # the record is about another module / attribute / symbol / library than the log's
             s, common = _score(self.data, d, qw)
             # how much of the quote the log holds: the mean of the share of all its words' weight and of its
             # SELF_TERMS weightiest words' weight (a long quote is found by its distinctive words, and 1.0 still

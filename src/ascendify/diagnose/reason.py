@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 
 MAX_REASON = 300
+UNREAD = "No catalogue entry names this reason; the text itself says which rule, argument, shape or resource was violated."
+"""What a reason finding says when nothing reads its reason (dropped when a message-phrase rule of reasons.toml does)."""
 
 _PREFIX = [
     re.compile(r"^\s*\((?:VllmWorker|EngineCore|Worker|RayWorker|APIServer)[^)]{0,80}\)\s*"),  # vLLM process prefixes
@@ -59,6 +61,11 @@ _GENERIC_START = (
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _ERR_START = re.compile(r"^\s*ERR\d{5}\b")
+_CALL_FAILED = re.compile(r"(?i)^(?:[\w.]+:\s*)?(?:(?:NPU|HCCL|ACL|DVPP|AICPU|OPS|PTA)\s+function error:\s*)?(?:call\s+)?"
+                          r"[\w:.]+(?:\([^)]{0,200}\))?,?\s+(?:execute\s+)?failed,?\s*(?:error code is|ret(?:code)?\s*[=:]?|"
+                          r"error\s*[=:])\s*-?\d+$|^(?:[\w.]+:\s*)?(?:NPU|HCCL|ACL)\s+function error:.{0,240}error code is\s*-?\d+$")
+"""``NPU function error: call aclnnFoo failed, error code is 561002``, ``aclnnFoo failed, ret = 161002``: which call
+failed with which code, no reason of its own (the reason, when printed, is on the lines after it)."""
 
 
 def strip(text: str) -> str:
@@ -81,6 +88,8 @@ def is_generic(s: str) -> bool:
     low = s.lower().strip(" .!:;,")
     if not low or low in GENERIC or len(_WORD.findall(low)) < 2 or _ERR_START.match(s):
         return True
+    if len(low.split()) < 2 or _CALL_FAILED.match(s.strip(" .!;,")):
+        return True  # one identifier ("npu_fused_infer_attention_score:"), or "call X failed, error code is N"
     return low.startswith(_GENERIC_START)
 
 
@@ -131,12 +140,24 @@ _NOT_CONT = re.compile(r"\b(?:loss|Loss|grad[_ ]norm|iteration|lr|learning_rate|
 """Ordinary log lines printed after a CANN message (metric rows, progress bars, INFO lines) are not its continuation."""
 
 
-def continuation(text: str) -> bool:
+_RULE = re.compile(r"(?i)\b(?:should|must|shall)(?: not)? (?:be|have|equal|match|align|aligned|support|satisfy|greater|less|"
+                   r"smaller|larger|contain|in)\b|\bbut (?:got|get|is|was|received)\b|\bexpected\b[^.]{0,60}\b(?:got|but|actual)\b|"
+                   r"\bnot (?:supported|support|aligned)\b|\bexceeds?\b|\bout of range\b|\bis invalid\b|\binvalid value\b")
+"""A plain sentence that states a rule and how the input broke it (``block_size should aligned to 16, but got 1``):
+the kernel's own reason, printed on a line of its own after the code line."""
+
+
+def continuation(text: str, following: bool = False) -> bool:
     """The line looks like the continuation of a CANN message (indented, a code or ``[PID:`` first, a
-    ``[FUNC:..]`` tail, a ``Reason:`` field), not an ordinary log line printed after it."""
+    ``[FUNC:..]`` tail, a ``Reason:`` field), not an ordinary log line printed after it.  ``following``: the line
+    comes right after a code line; then a plain sentence stating a rule (:data:`_RULE`) continues it too."""
     if _NOT_CONT.search(text):
         return False
-    return bool(_CONT.search(text)) and not text.lstrip().startswith(("{", "File \"", "Traceback"))
+    if text.lstrip().startswith(("{", "File \"", "Traceback")):
+        return False
+    if _CONT.search(text):
+        return True
+    return following and bool(_RULE.search(text)) and len(_WORD.findall(text)) >= 3
 
 
 def code_of(text: str) -> str:

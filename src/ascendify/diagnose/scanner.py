@@ -479,7 +479,7 @@ class Scanner:
                 self._follow_left = FOLLOW_LINES
                 self._follow_until = self.base + le + (FOLLOW_LINES << 10)
             if exc is None and (coded or (not self._tb.active and (following or b"[ERROR]" in raw)
-                                          and reason_mod.continuation(body))):
+                                          and reason_mod.continuation(body, following))):
                 # the first [ERROR] line of a chain states the reason itself, not only the lines after it; the
                 # indented source lines of a Python traceback printed after a CANN line are no continuation of it
                 why = reason_mod.extract(body)
