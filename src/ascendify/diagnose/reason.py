@@ -36,6 +36,10 @@ _PREFIX = [
     re.compile(r"^\s*\[PID:\s*\d{1,9}\]\s*"),
     re.compile(r"^\s*\d{4}-\d\d-\d\d[- ]\d\d:\d\d:\d\d(?:[.,:]\d{1,6}){0,3}\s*"),
     re.compile(r"^\s*\(PID:\d{1,9}, Device:-?\d{1,4}, RankID:-?\d{1,6}\)\s*"),
+    # "[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : " (MindIE, Python logging)
+    re.compile(r"^\s*\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]\s*(?:\[[^\]]{0,60}\]\s*){0,8}(?:[:：-]\s+)?"),
+    # "2025-11-25 17:23:11,888 - name - ERROR - " / "... | ERROR | module:fn:12 - " (Python logging, loguru)
+    re.compile(r"^\s*(?:-|\|)?\s*(?:[\w.]{1,60}\s*[-|]\s*)?(?:ERROR|CRITICAL|FATAL)\s*[-|:]\s*(?:[\w.:<>-]{1,80}\s+-\s+)?"),
 ]
 _TAIL = re.compile(r"\s*(?:\[(?:FUNC|FILE|LINE|THREAD|PID)\s*:[^\]]{0,200}\]\s*)+\.?\s*$")
 _TAIL_ANY = re.compile(r"\[(?:FUNC|FILE|LINE|THREAD)\s*:[^\]]{0,200}\]")
@@ -112,6 +116,22 @@ def extract(text: str) -> str:
 
 
 _DETAIL = re.compile(r"\bdetail\s*[:：]\s*(.+)", re.IGNORECASE)
+_ADVICE = re.compile(r"(?i)(?:\bplease\b[,:]?\s*(?:try\s+(?:to\s+)?)?|\btry\s+to\s+|\byou\s+(?:can|may|should|need\s+to|must)\s+"
+                     r"(?:try\s+(?:to\s+)?)?|\bconsider\s+|\bsuggest(?:ion)?s?\s*(?:to\s+)?[:：]?\s*)"
+                     r"((?:decrease|reduce|lower|increase|raise|enlarge|set|unset|use|install|reinstall|upgrade|downgrade|update|export|"
+                     r"add|remove|disable|enable|pass|specify|change|limit|adjust|make sure|ensure)\b(?:[^.;\n]|\.(?=\S)){3,200})")
+"""The advice a message gives itself (``Please try to decrease `maxPrefillTokens` in config.json``): an action verb
+after "please", "try to", "you can/should", "consider"."""
+
+
+def advice(text: str) -> str:
+    """The action the message itself advises, in its own words (``decrease `maxPrefillTokens` in config.json of
+    mindie-service``), or ``""`` ("please check the log" is no advice: it names no action on a setting)."""
+    m = _ADVICE.search(text)
+    if not m:
+        return ""
+    a = " ".join(m.group(1).split()).rstrip(" .,;:")
+    return a[:MAX_REASON]
 
 
 def explicit(text: str) -> bool:

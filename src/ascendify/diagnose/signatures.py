@@ -46,7 +46,13 @@ A code right after a literal ``\\n`` / ``\\t`` counts too (error text pasted as 
 ERR_RE = re.compile(r"\bERR(\d{2})(\d{3})\b(?: (\w+))?")
 ALL_CODES = "*"
 """``codes = ["*"]``: the signature explains every code on its line (no generic code finding for them)."""
-ACL_RE = re.compile(r"(?:error code is|error no is|error code:|error code(?= \d{6}\b)|runtime result ?= ?|ret ?= ?|retCode ?= ?|errno ?= ?) ?(\d{6})\b")
+ACL_RE = re.compile(r"(?:error code is|error no is|error code:|error code(?= \d{6}\b)|runtime result ?= ?|ret ?= ?|retCode ?= ?|errno ?= ?|"
+                    r"(?:CANN|ACL) failure:? ?) ?(\d{6})\b")
+ACL_NAME_RE = re.compile(r"\b(ACL_ERROR_[A-Z0-9_]{3,60}|ACLNN_ERR_[A-Z0-9_]{3,60})\b")
+"""A symbolic aclError name (``ACL_ERROR_REPEAT_INITIALIZE``) printed without or beside its number (onnxruntime's
+CANN EP prints ``CANN failure 100002: ACL_ERROR_REPEAT_INITIALIZE``): read as its code (titles of the catalogue's
+ACL entries name both)."""
+_ACL_TITLE_NAME = re.compile(r"\b([1-5]\d{5})\b\D{0,4}\b((?:ACL_ERROR|ACLNN_ERR)_[A-Z0-9_]+)\b")
 
 
 @dataclass(frozen=True)
@@ -168,7 +174,8 @@ def _range(entry: dict, conv) -> tuple:
 _CODE_SHAPE = re.compile(r"E[0-9A-Z][0-9]{4}|ERR[0-9]{5}|^E[0-9A-Z][0-9]{2,3}$")
 """Literals the trigger's code pattern already finds (a code, or a code prefix
 such as ``E100`` whose signature regex requires the whole code)."""
-_GENERIC_CONTEXTS = ("error code is", "error no is", "error code:", "runtime result =", "ret=", "ret =", "retCode=", "errno=")
+_GENERIC_CONTEXTS = ("error code is", "error no is", "error code:", "runtime result =", "ret=", "ret =", "retCode=", "errno=",
+                     "CANN failure", "ACL failure")
 """Texts before a numeric ACL code (see ``ACL_RE``); the anchors must cover them."""
 
 
@@ -355,6 +362,13 @@ class Matcher:
             for c in s.on_code:
                 self.by_code.setdefault(c, []).append(s)
         self.has_order = any(s.priority or s.supersedes for s in self.kb.signatures)
+        self.acl_names: dict = {}  # ACL_ERROR_REPEAT_INITIALIZE -> "100002"
+        for s in self.kb.signatures:
+            for code, name in _ACL_TITLE_NAME.findall(s.title):
+                self.acl_names.setdefault(name, code)
+        for e in self.kb.acl_codes:
+            for code, name in _ACL_TITLE_NAME.findall(f"{e.first} {e.title}"):
+                self.acl_names.setdefault(name, code)
 
     def _try(self, s: Signature, line: str, sig_hits: list, claimed: set, explained: set, code: str = "") -> bool:
         """Add ``s`` to ``sig_hits`` if its require / regex / key conditions hold; ``code``: the code
@@ -392,7 +406,10 @@ class Matcher:
         state = (line, sig_hits, claimed, explained)
         cann = [c for c in self._uncatalogued(((c, c) for c in dict.fromkeys(CODE_RE.findall(line))), *state)
                 if c[1] in self.kb.cann_modules]
-        acl = self._uncatalogued(((c, int(c)) for c in dict.fromkeys(ACL_RE.findall(line))), *state)
+        found = ACL_RE.findall(line)
+        if "ACL" in line:
+            found += [self.acl_names[n] for n in ACL_NAME_RE.findall(line) if n in self.acl_names]
+        acl = self._uncatalogued(((c, int(c)) for c in dict.fromkeys(found)), *state)
         err = self._uncatalogued((("ERR" + m.group(1) + m.group(2), (m.group(1), m.group(2), m.group(3) or ""))
                                   for m in ERR_RE.finditer(line)), *state)
         sig_hits = self._order(sig_hits)
