@@ -1036,6 +1036,7 @@ class Aggregator:
         if not self.variant_sigs:
             return
         lines = [t.lower() for t in self.query_head + list(self.query_tail)] + [h.text.lower() for h in self.salient]
+        lines += [t.lower() for _f, _n, t in self.paste]  # a short paste: every line, the user's own words too
         for fid, sig in self.variant_sigs.items():
             f = self.findings.get(fid)
             if f is None:

@@ -409,6 +409,7 @@ def build(records: list, sources: Optional[dict] = None) -> dict:
         d["distinct"] = sum(1 for t in d["tf"] if idf.get(t, 0) > COMMON_IDF)
     _mark_generic(docs, records, idf)
     _mark_catalogued_wrappers(docs, records)
+    _mark_all_specific(docs)
     for d in docs:
         d.pop("text", None)
     return idx
@@ -420,8 +421,9 @@ is generic: it says which kind of error happened (a stream sync failed), not whi
 
 
 def _mark_catalogued_wrappers(docs: list, records: list) -> None:
-    """Quoted lines the catalogue reads as a wrapper or a generic code (``ERR01100 OPS call acl api failed``,
-    ``EZ9999: Inner Error!``, ``error code is 507015``) are generic too: they say an error happened, not which."""
+    """Quoted lines the catalogue reads as a wrapper, a generic code or a consequence (``ERR01100 OPS call acl api
+    failed``, ``EZ9999: Inner Error!``, ``error code is 507015``, ``TBE Subprocess ... main process disappeared``) are
+    generic too: they say an error happened, not which."""
     try:
         from ascendify.diagnose.signatures import Matcher
         matcher = Matcher()
@@ -443,10 +445,30 @@ def _mark_catalogued_wrappers(docs: list, records: list) -> None:
         lm = matcher.match_line(text)
         if lm is None:
             continue
-        sig_generic = lm.signatures and all(s.role == "wrapper" or s.priority < 0 for s, _g in lm.signatures)
+        # a line the catalogue reads as a wrapper, a generic code or a consequence (TBE helpers outliving their main
+        # process, a watchdog firing after a peer died) says that something failed elsewhere, not which issue
+        consequence = lm.signatures and all(s.role == "consequence" for s, _g in lm.signatures)
+        sig_generic = lm.signatures and all(s.role in ("wrapper", "consequence") or s.priority < 0 for s, _g in lm.signatures)
         codes_only = not lm.signatures and (lm.cann_codes or lm.acl_codes or lm.err_codes)
-        if (sig_generic or codes_only) and not reason_mod.extract(text):  # a wrapper line with a reason is specific
-            d["generic"] = 1
+        if consequence or ((sig_generic or codes_only) and not reason_mod.extract(text)):
+            d["generic"] = 1  # a wrapper line with a reason of its own is specific; a consequence line's text is no reason
+
+
+def _mark_all_specific(docs: list) -> None:
+    """An "all quoted lines" document whose record has generic and specific quotes gets ``spec``: the terms of its
+    specific quotes.  Matched by none of them (only by the generic lines, a TBE helper's "main process disappeared" that many
+    failures print), it counts :data:`GENERIC_WEIGHT` like the generic line alone."""
+    by_rec: dict = {}
+    for d in docs:
+        by_rec.setdefault(d["rec"], []).append(d)
+    for group in by_rec.values():
+        quotes = [d for d in group if d["kind"] == "quote"]
+        if not any(d.get("generic") for d in quotes) or all(d.get("generic") for d in quotes):
+            continue  # every quote specific, or every one generic (then their combination is what identifies it)
+        spec = sorted({t for d in quotes if not d.get("generic") for t in d["tf"]})
+        for d in group:
+            if d["kind"] == "all":
+                d["spec"] = spec
 
 
 SHARED_JACCARD = 0.7
@@ -639,7 +661,8 @@ class Index:
             # how much of the quote the log holds: the mean of the share of all its words' weight and of its
             # SELF_TERMS weightiest words' weight (a long quote is found by its distinctive words, and 1.0 still
             # means the whole quote)
-            conf = 0.5 * (s / d["self"] + min(1.0, s / (d.get("top") or d["self"]))) * (TITLE_WEIGHT if d["kind"] == "title" else 1.0) * (GENERIC_WEIGHT if d.get("generic") else 1.0)
+            generic = d.get("generic") or ("spec" in d and not any(t in d["spec"] for _w, t in common))
+            conf = 0.5 * (s / d["self"] + min(1.0, s / (d.get("top") or d["self"]))) * (TITLE_WEIGHT if d["kind"] == "title" else 1.0) * (GENERIC_WEIGHT if generic else 1.0)
             fw = rec.get("framework")
             if framework and fw and fw not in (framework, "torch_npu", "cann", "hccl", "container"):
                 conf *= 0.8  # an issue of another framework than the one the log shows
