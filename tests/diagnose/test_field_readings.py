@@ -84,3 +84,18 @@ def test_a_consequence_line_alone_does_not_carry_a_known_issue():
     assert idx.best([tbe] * 4) is None  # only the consequence line: no match
     m = idx.best(["You are using a model of type qwen9_vl to instantiate a model of type.", tbe])
     assert m is not None and m.record["id"] == "demo#1"
+
+
+def test_atc_operator_report_names_the_opset(tmp_path):
+    log = ('    {\n      "cause": [\n        {\n          "code": 1,\n          "message": "The type is not supported."\n'
+           '        }\n      ],\n      "name": "GridSample_42",\n      "result": "failed",\n'
+           '      "type": "ai.onnx::16::GridSample"\n    },\n')
+    f = top_finding(tmp_path, log)
+    assert f.id == "atc-unsupported-op"
+    assert "GridSample" in f.title and "opset_version" in f.fix
+
+
+def test_a_prebuilt_binary_missing_a_cann_library_names_the_toolkit_version(tmp_path):
+    f = top_finding(tmp_path, "/opt/engine/bin/server: error while loading shared libraries: libnnopbase.so: cannot open "
+                              "shared object file: No such file or directory\n")
+    assert f.id == "missing-library" and "built against" in f.cause and "toolkit version it was built against" in f.fix

@@ -59,3 +59,11 @@ def test_a_warmup_failure_without_memory_words_is_not_an_oom(tmp_path):
     f = top_finding(tmp_path, "[2025-03-01 10:00:00,001] [llm] [ERROR] : Warmup failed, because the tokenizer file "
                               "tokenizer.json could not be parsed.\n")
     assert f.id != "mindie-warmup-oom"
+
+
+def test_a_cpp_source_frame_before_the_message_is_not_part_of_the_reason():
+    line = ("/src/ort/core/providers/cann/cann_call.cc:137 bool onnxruntime::CannCall(ERRTYPE, const char*, const char*, "
+            "ERRTYPE, const char*) [with ERRTYPE = int; bool THRW = true] CANN failure 507011: ACL_ERROR_RT_MODEL_EXECUTE ; NPU=0")
+    assert reason.extract(line).startswith("CANN failure 507011: ACL_ERROR_RT_MODEL_EXECUTE")
+    assert reason.extract("tiling.cc:88 tiling of MatMul failed: k must be a multiple of 16") == \
+        "tiling of MatMul failed: k must be a multiple of 16"

@@ -41,6 +41,10 @@ _PREFIX = [
     # "2025-11-25 17:23:11,888 - name - ERROR - " / "... | ERROR | module:fn:12 - " (Python logging, loguru)
     re.compile(r"^\s*(?:-|\|)?\s*(?:[\w.]{1,60}\s*[-|]\s*)?(?:ERROR|CRITICAL|FATAL)\s*[-|:]\s*(?:[\w.:<>-]{1,80}\s+-\s+)?"),
 ]
+_SRC_FRAME = re.compile(r"^[~./]?[\w./~+-]*\.(?:cc|cpp|cxx|c|h|hpp):\d+(?::\d+)?\s+(?:(?:[\w:<>*&]+\s+){0,3}[\w:~<>]+"
+                        r"\([^()]{0,300}\)(?:\s*const)?(?:\s*\[with [^\]]{0,300}\])?\s*)?")
+"""A C++ source location and function signature printed before the message (onnxruntime's
+``cann_call.cc:137 bool onnxruntime::CannCall(ERRTYPE, ...) [with ERRTYPE = int; bool THRW = true] CANN failure ...``)."""
 _TAIL = re.compile(r"\s*(?:\[(?:FUNC|FILE|LINE|THREAD|PID)\s*:[^\]]{0,200}\]\s*)+\.?\s*$")
 _TAIL_ANY = re.compile(r"\[(?:FUNC|FILE|LINE|THREAD)\s*:[^\]]{0,200}\]")
 _SUFFIX_PTA = re.compile(r"\s*\[ERROR\]\s*\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d.{0,80}ERR\d{5}.*$")
@@ -82,6 +86,7 @@ def strip(text: str) -> str:
             s = rx.sub("", s, count=1)
         if s == before:
             break
+    s = _SRC_FRAME.sub("", s, count=1)
     s = _SUFFIX_PTA.sub("", s)
     s = _TAIL.sub("", s)
     s = _TAIL_ANY.sub(" ", s)
