@@ -99,3 +99,14 @@ def test_a_prebuilt_binary_missing_a_cann_library_names_the_toolkit_version(tmp_
     f = top_finding(tmp_path, "/opt/engine/bin/server: error while loading shared libraries: libnnopbase.so: cannot open "
                               "shared object file: No such file or directory\n")
     assert f.id == "missing-library" and "built against" in f.cause and "toolkit version it was built against" in f.fix
+
+
+def test_host_memory_registration_failure(tmp_path):
+    f = top_finding(tmp_path, "Unable to halHostRegister: 65534\nRuntimeError: register ptr failed\n")
+    assert f.id == "host-register-failed"
+    assert "driver" in f.fix and "aclrtMallocHost" in f.fix and "memlock" in f.fix
+
+
+def test_a_host_register_word_without_a_failure_is_no_finding(tmp_path):
+    rep = diagnose_text(tmp_path, "INFO using aclrtHostRegister for the KV offload buffers (64 blocks)\n")
+    assert "host-register-failed" not in [f.id for f in rep.findings]
