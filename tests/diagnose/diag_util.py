@@ -22,3 +22,11 @@ def top_finding(tmp_path, text: str, name: str = "a.log"):
     rep = diagnose_text(tmp_path, text, name)
     assert rep.findings, f"no finding for {text!r}"
     return rep.findings[0]
+
+
+def ki_record(rid: str, quote: list, cause: str, fix: str, title: str = None, framework: str = None) -> dict:
+    """A known-issue record of the demo project (``rid`` like ``demo#7``: its URL ends in issues/7); the title is
+    the first quoted line unless given."""
+    return {"id": rid, "project": "demo", "url": f"https://github.com/example/demo/issues/{rid.split('#')[1]}",
+            "date": "2025-01-01", "title": title or quote[0][:60], "quote": quote, "affected": None, "fixed_in": None,
+            "cause": cause, "fix": fix, "framework": framework, "resolution": "maintainer"}

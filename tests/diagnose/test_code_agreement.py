@@ -6,22 +6,16 @@ is one finding."""
 from __future__ import annotations
 
 from ascendify.diagnose import known_issues as ki
-from tests.diagnose.diag_util import diagnose_text
+from tests.diagnose.diag_util import diagnose_text, ki_record
 
 
-def _rec(rid, quote, cause, fix, title=None, framework=None):
-    return {"id": rid, "project": "demo", "url": f"https://github.com/example/demo/issues/{rid.split('#')[1]}",
-            "date": "2025-01-01", "title": title or quote[0][:60], "quote": quote, "affected": None, "fixed_in": None,
-            "cause": cause, "fix": fix, "framework": framework, "resolution": "maintainer"}
+VECTOR = ki_record("demo#11", ["there is an exception of aivec error",
+                               "RuntimeError: ACL stream synchronize failed, error code:507035",
+                               "fault kernel_name=page_alloc_kernel_7"],
+                   "The paged allocator's vector kernel overruns its buffer.", "Use the plain torch allocation path.",
+                   title="vector core exception in the page allocator, stream synchronize failed 507035")
 
-
-VECTOR = _rec("demo#11", ["there is an exception of aivec error",
-                          "RuntimeError: ACL stream synchronize failed, error code:507035",
-                          "fault kernel_name=page_alloc_kernel_7"],
-              "The paged allocator's vector kernel overruns its buffer.", "Use the plain torch allocation path.",
-              title="vector core exception in the page allocator, stream synchronize failed 507035")
-
-FILLER = [_rec(f"demo#{20 + i}", [q], "Another cause.", f"Another fix {i}.") for i, q in enumerate([
+FILLER = [ki_record(f"demo#{20 + i}", [q], "Another cause.", f"Another fix {i}.") for i, q in enumerate([
     "HCCL ring setup timed out waiting for peer", "tokenizer config missing chat template field",
     "dataloader worker killed by signal bus error", "checkpoint shard digest mismatch on resume",
     "pip cannot resolve numpy pin against scipy wheel", "graph capture sizes exceed the configured maximum",
@@ -64,8 +58,8 @@ def test_codes_seen_elsewhere_in_the_log_count_too(use_known_issues):
 
 
 def test_wrapper_codes_alone_do_not_block_a_record_about_its_reason(use_known_issues):
-    rec = _rec("demo#12", ["EZ9999: Inner Error! The parameter 'actual_seq_lengths' must be configured in ascending order"],
-               "Sequence lengths passed unsorted.", "Sort the sequence lengths before the call.")
+    rec = ki_record("demo#12", ["EZ9999: Inner Error! The parameter 'actual_seq_lengths' must be configured in ascending order"],
+                    "Sequence lengths passed unsorted.", "Sort the sequence lengths before the call.")
     idx = use_known_issues([rec] + FILLER)
     m = idx.best(["E89999: Inner Error! The parameter 'actual_seq_lengths' must be configured in ascending order"])
     assert m is not None and m.record["id"] == "demo#12"

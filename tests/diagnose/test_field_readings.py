@@ -6,7 +6,7 @@ consequence line (printed by many failures) cannot carry on its own."""
 from __future__ import annotations
 
 from ascendify.diagnose import known_issues as ki
-from tests.diagnose.diag_util import diagnose_text, top_finding
+from tests.diagnose.diag_util import diagnose_text, ki_record, top_finding
 
 
 def test_a_package_without_version_is_a_shadowing_folder(tmp_path):
@@ -71,9 +71,7 @@ def test_dcmi_8005_in_a_container_alone_is_the_capabilities_reading(tmp_path):
 
 
 def _rec(rid, quote, fix):
-    return {"id": rid, "project": "demo", "url": f"https://github.com/example/demo/issues/{rid.split('#')[1]}",
-            "date": "2025-01-01", "title": "model fails to start", "quote": quote, "affected": None, "fixed_in": None,
-            "cause": "cause " + rid, "fix": fix, "framework": None, "resolution": "maintainer"}
+    return ki_record(rid, quote, "cause " + rid, fix, title="model fails to start")
 
 
 def test_a_consequence_line_alone_does_not_carry_a_known_issue():

@@ -4,21 +4,15 @@ error happened, not which thread's issue; a match that shares the issue's own wo
 
 from __future__ import annotations
 
-from tests.diagnose.diag_util import top_finding
-
-
-def _rec(rid, quote, cause, fix):
-    return {"id": rid, "project": "demo", "url": f"https://github.com/example/demo/issues/{rid.split('#')[1]}",
-            "date": "2025-01-01", "title": quote[0][:60], "quote": quote, "affected": None, "fixed_in": None,
-            "cause": cause, "fix": fix, "framework": None, "resolution": "maintainer"}
+from tests.diagnose.diag_util import ki_record, top_finding
 
 
 RECS = [
-    _rec("demo#31", ["TypeError: 'NoneType' object is not subscriptable in build_router_table of the expert planner"],
-         "The expert planner returns None for an empty plan.", "Upgrade the planner."),
-    _rec("demo#32", ["RuntimeError: The size of tensor a (7) must match the size of tensor b (9) at non-singleton dimension 1 "
-                     "in rotary_partial_apply"], "Partial rotary ignores rotary_dim.", "Upgrade the rotary plug-in."),
-] + [_rec(f"demo#{40 + i}", [q], "Other.", f"Other fix {i}.") for i, q in enumerate([
+    ki_record("demo#31", ["TypeError: 'NoneType' object is not subscriptable in build_router_table of the expert planner"],
+              "The expert planner returns None for an empty plan.", "Upgrade the planner."),
+    ki_record("demo#32", ["RuntimeError: The size of tensor a (7) must match the size of tensor b (9) at non-singleton dimension 1 "
+                          "in rotary_partial_apply"], "Partial rotary ignores rotary_dim.", "Upgrade the rotary plug-in."),
+] + [ki_record(f"demo#{40 + i}", [q], "Other.", f"Other fix {i}.") for i, q in enumerate([
     "HCCL ring setup timed out waiting for peer", "tokenizer config missing chat template field",
     "dataloader worker killed by signal bus error", "checkpoint shard digest mismatch on resume"])]
 

@@ -9,19 +9,13 @@ import pytest
 
 from ascendify.diagnose import known_issues as ki
 from ascendify.diagnose.engine import diagnose
-from tests.diagnose.diag_util import write_log
+from tests.diagnose.diag_util import ki_record, write_log
 
 
-def _rec(rid, quote, cause, fix, framework=None, title=None):
-    return {"id": rid, "project": "demo", "url": f"https://github.com/example/demo/issues/{rid.split('#')[1]}",
-            "date": "2025-01-01", "title": title or quote[0][:60], "quote": quote, "affected": None, "fixed_in": None,
-            "cause": cause, "fix": fix, "framework": framework, "resolution": "maintainer"}
-
-
-GATHER = _rec("demo#1", ["RuntimeError: kernel GatherV9 failed: index tensor holds values past the table size"],
-              "Token ids beyond the embedding table.", "Resize the embedding to the tokenizer's vocabulary.")
-WARMUP = _rec("demo#2", ["INFO warmup scheduler loaded checkpoint shard progress tokenizer"],
-              "A warm-up step that logs shard loading.", "Wait for the warm-up to finish.")
+GATHER = ki_record("demo#1", ["RuntimeError: kernel GatherV9 failed: index tensor holds values past the table size"],
+                   "Token ids beyond the embedding table.", "Resize the embedding to the tokenizer's vocabulary.")
+WARMUP = ki_record("demo#2", ["INFO warmup scheduler loaded checkpoint shard progress tokenizer"],
+                   "A warm-up step that logs shard loading.", "Wait for the warm-up to finish.")
 
 
 def test_query_weights_favour_error_lines():
@@ -43,10 +37,10 @@ def test_noise_lines_do_not_carry_a_match_against_the_error_line(tmp_path, use_k
     assert "Resize the embedding" in top.fix
 
 
-LONG = _rec("demo#3", ["AttributeError: 'FancyRopeCache' object has no attribute 'sin_table_cached' when serving the "
-                       "Orion-27B-Chat-Instruct checkpoint with tensor parallel 8 on node alpha"],
-            "The rotary cache of this model class is built lazily and was never created.",
-            "Upgrade the serving plugin to the release that builds the rotary cache eagerly.")
+LONG = ki_record("demo#3", ["AttributeError: 'FancyRopeCache' object has no attribute 'sin_table_cached' when serving the "
+                            "Orion-27B-Chat-Instruct checkpoint with tensor parallel 8 on node alpha"],
+                 "The rotary cache of this model class is built lazily and was never created.",
+                 "Upgrade the serving plugin to the release that builds the rotary cache eagerly.")
 
 
 def test_a_long_quote_is_found_by_its_distinctive_words(tmp_path, use_known_issues):
@@ -77,10 +71,10 @@ def test_a_weak_match_is_the_closest_known_issue_not_an_assertion(tmp_path, use_
 
 def test_ties_go_to_the_issue_of_the_framework_the_log_shows(use_known_issues):
     # two threads whose quotes the log holds whole: the one of the log's framework wins the tie
-    a = _rec("demo#4", ["radix scheduler queue drained unexpectedly"], "A scheduler bug seen without a framework.",
-             "Upgrade the scheduler.", framework=None, title="radix scheduler queue drained")
-    b = _rec("demo#5", ["queue drained unexpectedly while batching prompts"], "An SGLang scheduler bug.", "Upgrade SGLang.",
-             framework="sglang", title="batching prompts queue drained")
+    a = ki_record("demo#4", ["radix scheduler queue drained unexpectedly"], "A scheduler bug seen without a framework.",
+                  "Upgrade the scheduler.", framework=None, title="radix scheduler queue drained")
+    b = ki_record("demo#5", ["queue drained unexpectedly while batching prompts"], "An SGLang scheduler bug.", "Upgrade SGLang.",
+                  framework="sglang", title="batching prompts queue drained")
     idx = use_known_issues([a, b, GATHER, WARMUP, LONG])
     log = ["RuntimeError: radix scheduler queue drained unexpectedly while batching prompts"]
     ranked = idx.search(log, framework="sglang")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ascendify.diagnose import known_issues as ki
 from ascendify.diagnose import reason
-from tests.diagnose.diag_util import top_finding
+from tests.diagnose.diag_util import ki_record, top_finding
 
 PAGED = ("RuntimeError: npu_paged_attention_symint:\n"
          "NPU function error: call aclnnPagedAttentionV2 failed, error code is 561002\n"
@@ -48,9 +48,7 @@ def test_continuation_needs_a_code_line_before_a_plain_sentence():
 
 
 def _rec(rid, quote, fix):
-    return {"id": rid, "project": "demo", "url": f"https://github.com/example/demo/issues/{rid.split('#')[1]}",
-            "date": "2025-01-01", "title": "import failure", "quote": quote, "affected": None, "fixed_in": None,
-            "cause": "cause " + rid, "fix": fix, "framework": None, "resolution": "maintainer"}
+    return ki_record(rid, quote, "cause " + rid, fix, title="import failure")
 
 
 def test_subjects_of_templates():

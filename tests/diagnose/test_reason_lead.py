@@ -5,16 +5,10 @@ thread match from leading; a port bound in other words still names HCCL_IF_BASE_
 
 from __future__ import annotations
 
-from tests.diagnose.diag_util import diagnose_text, top_finding
+from tests.diagnose.diag_util import diagnose_text, ki_record, top_finding
 
 
-def _rec(rid, quote, cause, fix):
-    return {"id": rid, "project": "demo", "url": f"https://github.com/example/demo/issues/{rid.split('#')[1]}",
-            "date": "2025-01-01", "title": quote[0][:60], "quote": quote, "affected": None, "fixed_in": None,
-            "cause": cause, "fix": fix, "framework": None, "resolution": "maintainer"}
-
-
-FILLER = [_rec(f"demo#{60 + i}", [q], "Other.", f"Other fix {i}.") for i, q in enumerate([
+FILLER = [ki_record(f"demo#{60 + i}", [q], "Other.", f"Other fix {i}.") for i, q in enumerate([
     "HCCL ring setup timed out waiting for peer", "tokenizer config missing chat template field",
     "dataloader worker killed by signal bus error", "checkpoint shard digest mismatch on resume",
     "pip cannot resolve numpy pin against scipy wheel", "graph capture sizes exceed the configured maximum"])]
@@ -33,9 +27,9 @@ def test_an_exception_before_the_err_suffix_leads_without_a_traceback_header(tmp
 
 
 def test_a_reason_finding_ignores_a_thread_matched_by_the_wrapper_lines(tmp_path, use_known_issues):
-    kernel = _rec("demo#70", ["RuntimeError: call aclnnRange failed, detail:EZ9999: Inner Error!",
-                              "ERR01100 OPS call acl api failed", "Cannot find bin of op Range"],
-                  "The kernels package is missing.", "Install the kernels package.")
+    kernel = ki_record("demo#70", ["RuntimeError: call aclnnRange failed, detail:EZ9999: Inner Error!",
+                                   "ERR01100 OPS call acl api failed", "Cannot find bin of op Range"],
+                       "The kernels package is missing.", "Install the kernels package.")
     use_known_issues([kernel] + FILLER)
     log = ("RuntimeError: call aclnnFusedThing failed, detail:EZ9999: Inner Error!\n"
            "[ERROR] 2026-01-02-10:00:00 (PID:123, Device:0, RankID:-1) ERR01100 OPS call acl api failed\n"
@@ -48,9 +42,9 @@ def test_a_reason_finding_ignores_a_thread_matched_by_the_wrapper_lines(tmp_path
 
 
 def test_port_bound_in_other_words_names_hccl_if_base_port_before_a_loose_thread(tmp_path, use_known_issues):
-    loose = _rec("demo#71", ["Communication_Error_Bind_IP_Port(EJ0003): Failed to bind the IP port on the device "
-                             "network when the logical device ids of two data-parallel groups were remapped"],
-                 "A device-id mapping bug.", "Upgrade the runtime.")
+    loose = ki_record("demo#71", ["Communication_Error_Bind_IP_Port(EJ0003): Failed to bind the IP port on the device "
+                                  "network when the logical device ids of two data-parallel groups were remapped"],
+                      "A device-id mapping bug.", "Upgrade the runtime.")
     use_known_issues([loose] + FILLER)
     log = ("RuntimeError: HcclGetRootInfo failed, error code is 7\n"
            "Communication_Error_Bind_IP_Port(EJ0003): Failed to bind the IP port.\n"

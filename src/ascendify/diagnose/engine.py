@@ -583,7 +583,7 @@ class Aggregator:
             seen.add(key)
         fid = (carrier.fid if carrier is not None else "reason") + f":{key}"
         what = f"The {code} message" if code else "The message"
-        own = reason_mod.advice(text)
+        own = reason_mod.advice_lead(text)
 
         def make() -> Finding:
             title = (f"{code}: " if code else "") + text
@@ -594,8 +594,7 @@ class Aggregator:
                 severity="error", role="cause", rules=base.rules if base is not None else (),
                 cause=f"{what} states its own reason: \"{text}\". {reason_mod.UNREAD}"
                       + (f" ({base.title}.)" if base is not None else ""),
-                fix=(f"Do what the message itself advises: {own}. " if own else "")
-                    + "Change what the reason names: the argument, shape, dtype or order it states must hold (for an "
+                fix=own + "Change what the reason names: the argument, shape, dtype or order it states must hold (for an "
                     "operator, the inputs you pass it or the framework option that builds them); if the call comes from "
                     "a framework or library, check its release notes and issues for this message.",
                 next_step="Rerun with ASCEND_LAUNCH_BLOCKING=1 so the failing operator is the one in the traceback; the "
@@ -753,7 +752,7 @@ class Aggregator:
                     source=f"the Python traceback in the log; {comp[0].source}", key="" if key == "(other)" else key,
                     generic=True, base_confidence=0.45,
                 )
-            own = reason_mod.advice(msg) if msg and not launcher else ""
+            own = reason_mod.advice_lead(msg) if msg and not launcher else ""
             return Finding(
                 id="python-exception", family="python", title=(key if len(key) <= 140 else key[:137] + "..."),
                 severity="error", role="consequence" if launcher else "cause",
@@ -761,8 +760,7 @@ class Aggregator:
                        "entry explains this message; the traceback's user frame is where it was raised."
                        if not launcher else
                        "The launcher reports that a worker process failed; the worker's own error (above) is the cause."),
-                fix=((f"Do what the message itself advises: {own}. " if own else "")
-                     + "Read the message and the code at the frame shown; if the line calls torch / torch_npu, run "
+                fix=(own + "Read the message and the code at the frame shown; if the line calls torch / torch_npu, run "
                      "`ascendify scan` on the file for CUDA leftovers." if not launcher else
                      "Fix the error of the worker that failed first (see the other findings and the per-rank logs)."),
                 next_step="Rerun with ASCEND_LAUNCH_BLOCKING=1 so an asynchronous NPU error is raised at the op that failed.",
@@ -1076,11 +1074,10 @@ class Aggregator:
                 f.add(h)
             _warning_only(f)
             return f
-        own = reason_mod.advice(text)
+        own = reason_mod.advice_lead(text)
         f = Finding(id="log-error-line", family="reason", title=f"Error reported in the log: {text}"[:160], severity="error",
                     role="cause", cause=f"No catalogue entry or known issue explains this log; its first error line says: {text}",
-                    fix=(f"Do what the message itself advises: {own}. " if own else "")
-                        + "Act on what the line says (the setting, file, package or value it names); if it comes from a "
+                    fix=own + "Act on what the line says (the setting, file, package or value it names); if it comes from a "
                         "framework, search its issues for the message.",
                     next_step="Paste more of the log: the traceback or the lines just above this one usually hold the cause.",
                     source="the error line in the log", reason=text, base_confidence=0.3, generic=True)

@@ -139,6 +139,13 @@ def advice(text: str) -> str:
     return a[:MAX_REASON]
 
 
+def advice_lead(text: str) -> str:
+    """The sentence that puts the message's own :func:`advice` first in a fix (``"Do what the message itself advises:
+    …. "``), or ``""``."""
+    a = advice(text)
+    return f"Do what the message itself advises: {a}. " if a else ""
+
+
 def explicit(text: str) -> bool:
     """The text gives its reason in a field of its own (``Reason:``, ``the reason is``, ``detail:``)."""
     m = _REASON.search(text) or _DETAIL.search(text)

@@ -129,6 +129,7 @@ class KnowledgeBase:
     torch_npu_codes: dict
     trigger: re.Pattern = field(repr=False, default=None)
     anchors: tuple = ()
+    _acl_names: Optional[dict] = field(repr=False, default=None)
 
     def cann_code(self, code: str) -> tuple[str, str, str]:
         """``(title, role, fix)`` for a code like ``EZ9999``; unknown codes get their module name."""
@@ -139,6 +140,18 @@ class KnowledgeBase:
         role = "wrapper" if code[2:].startswith("9") else "cause"
         kind = "inner error" if role == "wrapper" else "error"
         return f"{module} {kind}", role, ""
+
+    def acl_names(self) -> dict:
+        """``{"ACL_ERROR_REPEAT_INITIALIZE": "100002", ...}``: the symbolic names the catalogue's ACL titles give their
+        codes (built on first use: only a line that prints such a name needs it)."""
+        if self._acl_names is None:
+            names: dict = {}
+            titles = [s.title for s in self.signatures] + [f"{e.first} {e.title}" for e in self.acl_codes]
+            for t in titles:
+                for code, name in _ACL_TITLE_NAME.findall(t):
+                    names.setdefault(name, code)
+            self._acl_names = names
+        return self._acl_names
 
     def acl_code(self, code: int) -> Optional[tuple[str, str]]:
         """``(title, role)`` for a 6-digit aclError / aclnn code, or None when not catalogued."""
@@ -362,13 +375,6 @@ class Matcher:
             for c in s.on_code:
                 self.by_code.setdefault(c, []).append(s)
         self.has_order = any(s.priority or s.supersedes for s in self.kb.signatures)
-        self.acl_names: dict = {}  # ACL_ERROR_REPEAT_INITIALIZE -> "100002"
-        for s in self.kb.signatures:
-            for code, name in _ACL_TITLE_NAME.findall(s.title):
-                self.acl_names.setdefault(name, code)
-        for e in self.kb.acl_codes:
-            for code, name in _ACL_TITLE_NAME.findall(f"{e.first} {e.title}"):
-                self.acl_names.setdefault(name, code)
 
     def _try(self, s: Signature, line: str, sig_hits: list, claimed: set, explained: set, code: str = "") -> bool:
         """Add ``s`` to ``sig_hits`` if its require / regex / key conditions hold; ``code``: the code
@@ -408,7 +414,10 @@ class Matcher:
                 if c[1] in self.kb.cann_modules]
         found = ACL_RE.findall(line)
         if "ACL" in line:
-            found += [self.acl_names[n] for n in ACL_NAME_RE.findall(line) if n in self.acl_names]
+            names = ACL_NAME_RE.findall(line)
+            if names:
+                known = self.kb.acl_names()
+                found += [known[n] for n in names if n in known]
         acl = self._uncatalogued(((c, int(c)) for c in dict.fromkeys(found)), *state)
         err = self._uncatalogued((("ERR" + m.group(1) + m.group(2), (m.group(1), m.group(2), m.group(3) or ""))
                                   for m in ERR_RE.finditer(line)), *state)
